@@ -1,0 +1,110 @@
+// One tunnel connection between two gateways: a sans-IO state machine that
+// carries many reliable, ordered, flow-controlled streams (one per proxied TCP
+// connection) over datagrams, with congestion control from congestion/.
+//
+// Driving it (the simulator and the Asio driver do exactly this):
+//   conn.on_datagram(bytes, now);            // for every datagram received
+//   while (auto d = conn.poll_transmit(now)) send(*d);
+//   arm a timer for conn.next_timeout(); when it fires: conn.on_timeout(now)
+//   while (auto e = conn.poll_event()) handle(*e);
+// and after any stream_write / stream_read, poll_transmit again.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/content_class.h"
+#include "common/units.h"
+#include "congestion/ensemble.h"
+#include "congestion/temporal_cache.h"
+#include "tunnel/frames.h"
+#include "tunnel/packet_protection.h"
+
+namespace egw::tunnel {
+
+struct ConnectionConfig {
+  // Which side: the branch (client) opens even stream ids, the hub odd ones.
+  bool is_client = true;
+  // Largest datagram this side sends, header and tag included.
+  ByteCount max_datagram_bytes = 1200;
+  congestion::EnsembleConfig ensemble;  // its max_datagram_bytes is set from ours
+  // Key under which this connection's ensemble state is cached (the peer).
+  std::string cache_key = "peer";
+  // Flow control: receive windows we advertise, and so our memory bound.
+  ByteCount stream_receive_window_bytes = 1 << 20;
+  ByteCount connection_receive_window_bytes = 16 << 20;
+  // How much a stream may buffer for sending before stream_write pushes back.
+  ByteCount stream_send_buffer_bytes = 1 << 20;
+  std::size_t max_incoming_streams = 1024;
+  Duration max_ack_delay = ms(25);
+  std::uint32_t ack_every_packets = 2;  // ack-eliciting packets per immediate ACK
+  Duration idle_timeout = ms(30'000);
+};
+
+// Events for the owner of the connection (proxy relay, simulator app).
+struct StreamOpened { StreamId id; Endpoint destination; ContentClass content_class; };
+struct StreamReadable { StreamId id; };
+struct StreamWritable { StreamId id; };
+struct StreamReset { StreamId id; std::uint64_t error_code; };
+// Every byte we wrote and our FIN were acknowledged, and the peer's FIN was read.
+struct StreamClosed { StreamId id; };
+struct ConnectionClosed { std::uint64_t error_code; std::string reason; };
+using ConnectionEvent =
+    std::variant<StreamOpened, StreamReadable, StreamWritable, StreamReset, StreamClosed,
+                 ConnectionClosed>;
+
+struct Datagram {
+  std::vector<std::byte> bytes;
+  bool low_priority = false;  // DSCP LE (RFC 8622): unvalidated resumed window
+};
+
+struct ConnectionStats {
+  std::uint64_t datagrams_received = 0;
+  std::uint64_t datagrams_dropped = 0;  // malformed, forged, duplicate
+  std::uint64_t datagrams_sent = 0;
+  std::uint64_t stream_bytes_retransmitted = 0;
+  congestion::EnsembleStats ensemble;
+};
+
+class Connection {
+ public:
+  // `cache` may be null (no temporal sharing); it must outlive the connection.
+  Connection(const ConnectionConfig& config, std::unique_ptr<PacketProtection> protection,
+             congestion::TemporalCache* cache, Instant now);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // I/O boundary.
+  void on_datagram(std::span<const std::byte> datagram, Instant now);
+  std::optional<Datagram> poll_transmit(Instant now);
+  std::optional<Instant> next_timeout() const;
+  void on_timeout(Instant now);
+  std::optional<ConnectionEvent> poll_event();
+
+  // Streams. open_stream fails (nullopt) when the connection is closed.
+  std::optional<StreamId> open_stream(const Endpoint& destination, ContentClass cls, Instant now);
+  // Accepts what fits in the stream's send buffer; 0 means "wait for StreamWritable".
+  std::size_t stream_write(StreamId id, std::span<const std::byte> data, Instant now);
+  void stream_finish(StreamId id, Instant now);  // FIN after the written bytes
+  // Reads in order; returns bytes read. *fin is set once the peer's FIN is read.
+  std::size_t stream_read(StreamId id, std::span<std::byte> out, bool* fin, Instant now);
+  void stream_reset(StreamId id, std::uint64_t error_code, Instant now);
+  void set_stream_class(StreamId id, ContentClass cls, Instant now);
+  bool stream_exists(StreamId id) const;
+
+  void close(std::uint64_t error_code, std::string reason, Instant now);
+  bool is_closed() const;
+  ConnectionStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace egw::tunnel
