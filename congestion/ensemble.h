@@ -12,7 +12,8 @@
 //    never sends the ensemble back to slow start while others are acked;
 //  - a stride scheduler that picks which member sends the next packet;
 //  - joins that take a share of the aggregate released on the ACK clock;
-//  - a resume from a cached PathState (careful resume / TCP fast start).
+//  - a resume from a cached PathState (careful resume / TCP fast start; the
+//    state machine is drawn in congestion/careful_resume.h).
 // Coupling `none` keeps one independent state per member instead (the
 // uncoupled bundle baseline) behind the same API.
 //
@@ -142,6 +143,8 @@ class Ensemble {
   // send, by the stride scheduler (and join state).
   std::optional<MemberId> pick_sender(Instant now,
                                       const std::function<bool(MemberId)>& has_data) const;
+  // Packet numbers must increase in send order (never reused); a packet whose
+  // number does not is counted but not tracked.
   void on_packet_sent(const SentPacket& packet);
   // True while packets belong to an unvalidated resumed window: the driver
   // marks them DSCP LE so routers that honour it drop them first.

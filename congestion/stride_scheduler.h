@@ -6,11 +6,39 @@
 // member's share is tickets / sum(tickets), and the error is at most one packet.
 // "How much may be sent" is the controller's business (Ensemble); this class
 // only answers "who sends next".
+//
+// Virtual time, and why nobody gets back-credit. Passes live on one virtual
+// clock `virtual_pass_`: the pass the last charged member had when it sent (the
+// start tag of the packet "in service", as in Start-time Fair Queuing, Goyal
+// et al. 1996). Members that keep sending never fall behind it, because pick()
+// always serves the smallest pass. A member that joins, or that was not
+// eligible while others sent, would otherwise hold an old, small pass and then
+// send a burst until it caught up (its "saved" share). Instead its pass is read
+// as max(pass, virtual_pass_) wherever it is compared or charged, so it
+// restarts level with the members that kept running: E-TCP's joiner splits
+// the window at once (Fig. 4), never catches up on missed packets.
+//
+// Packets that skip pick() (retransmissions go first, E-TCP 3.3) are either
+// not charged (E-TCP: the lost original was already charged) or charged with
+// on_sent_unscheduled(), which advances the sender's pass but not the virtual
+// time. Charging them with on_sent() would move the virtual time to the
+// sender's pass and cost members behind it up to one stride of the sender
+// (a bulk retransmission could cost an html member 12 packets of precedence).
+//
+// Ticket changes (set_class, set_config) rescale the part of the pass that is
+// ahead of the virtual time by new_stride / old_stride (Waldspurger's ticket
+// modification), so they take effect on the member's next packet and never
+// create credit. Decay changes apply from the next charge on: the packet that
+// crosses a threshold is charged at the old tickets.
+//
+// Cost: pick() is O(members) and calls eligible() only for members that would
+// beat the best candidate so far. Determinism: ties go to the lowest id.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -53,16 +81,44 @@ class StrideScheduler {
   // The eligible member (eligible(id) == true) that should send next, or
   // nullopt when none is eligible. Does not advance anything.
   std::optional<MemberId> pick(const std::function<bool(MemberId)>& eligible) const;
-  // Charge `id` for one packet it sent.
+  // Charge `id` for one packet it sent (chosen by pick()). Unknown ids (such
+  // as the ensemble's control pseudo-member) are ignored.
   void on_sent(MemberId id);
+  // Charge `id` for a packet it sent out of turn (not chosen by pick(), e.g. a
+  // retransmission): it pays its stride, nobody else's position changes.
+  void on_sent_unscheduled(MemberId id);
 
+  // Current tickets of `id` under the policy (0 when unknown). Under preempt
+  // the preempt class reports its content tickets; its precedence is separate.
   std::uint32_t tickets(MemberId id) const;
   std::size_t size() const;
   bool contains(MemberId id) const;
 
  private:
-  // (implementer: private state goes here)
+  // kStride1 / tickets, in 64-bit integers: 2^20 keeps the rounding error of
+  // a stride under 1e-6 for any realistic ticket count.
+  static constexpr std::uint64_t kStride1 = std::uint64_t{1} << 20;
+
+  struct Member {
+    ContentClass cls = ContentClass::bulk;
+    std::uint64_t pass = 0;          // virtual time of this member's next packet
+    std::uint64_t packets_sent = 0;  // drives ticket decay
+  };
+
+  std::uint32_t tickets_for(const Member& m) const;
+  std::uint64_t stride_for(const Member& m) const;
+  // The pass as compared and charged: never behind the virtual time.
+  std::uint64_t effective_pass(const Member& m) const;
+  // 0 for members that preempt everyone else, 1 otherwise.
+  int precedence(const Member& m) const;
+  // Re-express the part of m's pass ahead of the virtual time in a new stride.
+  void rescale(Member& m, std::uint64_t old_stride);
+  void charge(MemberId id, bool in_turn);
+
   SchedulerConfig config_;
+  // Ordered by id so that pick() visits members in a deterministic order.
+  std::map<MemberId, Member> members_;
+  std::uint64_t virtual_pass_ = 0;
 };
 
 }  // namespace egw::congestion

@@ -4,10 +4,37 @@
 // timestamped entries that go stale, a bounded table that reuses the oldest
 // entry. No file I/O and no clock here: the driver passes `now` (monotonic)
 // and, for persistence, the wall time, and writes the text atomically.
+//
+// Staleness: an entry older than `lifetime` (now - saved_at > lifetime) is
+// erased when looked up. Eviction: storing a new key into a full table drops
+// the entry saved longest ago (tcp_metrics reuses its oldest bucket entry).
+//
+// Aging halve_per_idle_rto (RFC 2861 section 3, Linux tcp_cwnd_restart): for
+// each whole RTO of idle time since saved_at the cwnd halves, never below
+// 2 * max_datagram_bytes (a saved cwnd already below that is kept); before
+// the first halving ssthresh becomes max(ssthresh, 3/4 cwnd) so the path's
+// old capacity is remembered. RTO = max(srtt + 4 * rttvar, 200 ms) (RFC 6298
+// 2.3 with Linux's floor), or 1 s when no RTT was ever measured (RFC 6298 2.1).
+//
+// Text format v1 (serialize/deserialize), one record per line, '\n' ends:
+//   egw-temporal-cache v1
+//   <key> <cwnd_bytes> <ssthresh_bytes> <srtt_us> <rttvar_us> <min_rtt_us>
+//       <max_datagram_bytes> <saved_wall_unix_us>           (one line each)
+//   end <number of records>
+// Keys are percent-encoded (every byte outside [A-Za-z0-9._~:/@\[\]-] is
+// %XX), so spaces and newlines in keys are safe. The trailer catches
+// truncation. After a restart ages are rebuilt from the wall clock:
+// saved_at = now - (wall_now - saved_wall), a save time in the future counts
+// as age 0. Loading skips stale records, keeps the newest `capacity` ones and
+// replaces what the cache held; any malformed line (bad encoding or number,
+// duplicate key, RTT outside [0, 1 h], datagram over 65535 bytes) rejects the
+// whole text. A capacity of 0 disables the cache.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,9 +57,12 @@ struct TemporalCacheConfig {
 
 class TemporalCache {
  public:
+  static constexpr std::size_t kMaxKeyBytes = 512;
+
   explicit TemporalCache(const TemporalCacheConfig& config = {});
 
   // Keep `state` for `key` (state.saved_at is set to now).
+  // Keys longer than kMaxKeyBytes are not stored (bounded memory).
   void store(std::string_view key, PathState state, Instant now);
   // A usable state for `key`, aged per config; stale entries are erased.
   std::optional<PathState> lookup(std::string_view key, Instant now);
@@ -50,8 +80,18 @@ class TemporalCache {
                          std::chrono::system_clock::time_point wall_now);
 
  private:
-  // (implementer: private state goes here)
+  struct Entry {
+    std::string key;
+    PathState state;
+  };
+  using Entries = std::list<Entry>;  // in saved_at order, oldest first
+
+  void insert_in_order(Entry entry);
+  PathState aged(const PathState& state, Instant now) const;
+
   TemporalCacheConfig config_;
+  Entries entries_;
+  std::map<std::string, Entries::iterator, std::less<>> index_;
 };
 
 }  // namespace egw::congestion

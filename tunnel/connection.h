@@ -7,7 +7,22 @@
 //   while (auto d = conn.poll_transmit(now)) send(*d);
 //   arm a timer for conn.next_timeout(); when it fires: conn.on_timeout(now)
 //   while (auto e = conn.poll_event()) handle(*e);
-// and after any stream_write / stream_read, poll_transmit again.
+// and after any stream_write / stream_read / close, poll_transmit again.
+//
+// Events: StreamOpened once per peer stream (when its STREAM_OPEN arrives);
+// StreamReadable when new in-order data (or the FIN) is available, again only
+// after the owner called stream_read; StreamWritable after a stream_write
+// was cut short and room came back; StreamReset when the *peer* reset a
+// stream (RESET aborts both directions; the stream is gone, and the side
+// that called stream_reset gets no event); StreamClosed when both
+// directions finished normally; ConnectionClosed exactly once, however the
+// connection ends (close(), CLOSE from the peer, a protocol error, idle
+// timeout). A connection with open streams sends a PING every
+// idle_timeout / 2, so only a silent peer times it out.
+//
+// The protocol has no handshake for transport parameters: both sides assume
+// kInitialStreamCreditBytes / kInitialConnectionCreditBytes
+// (tunnel/flow_control.h) until MAX_STREAM_DATA / MAX_DATA say more.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +37,7 @@
 #include "common/units.h"
 #include "congestion/ensemble.h"
 #include "congestion/temporal_cache.h"
+#include "tunnel/error_codes.h"
 #include "tunnel/frames.h"
 #include "tunnel/packet_protection.h"
 
@@ -66,8 +82,15 @@ struct Datagram {
 struct ConnectionStats {
   std::uint64_t datagrams_received = 0;
   std::uint64_t datagrams_dropped = 0;  // malformed, forged, duplicate
+  // The three reasons, counted apart (they add up to datagrams_dropped).
+  std::uint64_t datagrams_forged = 0;     // failed to open (or not a data packet)
+  std::uint64_t datagrams_duplicate = 0;  // packet number already received
+  std::uint64_t datagrams_malformed = 0;  // authentic but its frames do not parse
   std::uint64_t datagrams_sent = 0;
   std::uint64_t stream_bytes_retransmitted = 0;
+  // Ensembles created so far (one per busy period; temporal sharing links them).
+  std::uint64_t ensembles_started = 0;
+  // The live ensemble's stats, or the last one's when none is live.
   congestion::EnsembleStats ensemble;
 };
 
@@ -97,6 +120,9 @@ class Connection {
   void stream_reset(StreamId id, std::uint64_t error_code, Instant now);
   void set_stream_class(StreamId id, ContentClass cls, Instant now);
   bool stream_exists(StreamId id) const;
+  // The class the stream is scheduled with (ours, or the latest STREAM_CLASS
+  // from the peer); nullopt for an unknown stream.
+  std::optional<ContentClass> stream_class(StreamId id) const;
 
   void close(std::uint64_t error_code, std::string reason, Instant now);
   bool is_closed() const;

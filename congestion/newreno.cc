@@ -1,0 +1,52 @@
+#include "congestion/newreno.h"
+
+#include <algorithm>
+
+namespace egw::congestion {
+
+NewReno::NewReno(const WindowLawParams& params)
+    : params_(params), cwnd_(params.initial_cwnd_bytes) {}
+
+void NewReno::on_ack(ByteCount acked_bytes, const RttInfo& /*rtt*/, Instant /*now*/,
+                     std::uint32_t n_flows) {
+  if (acked_bytes == 0) return;
+  n_flows = std::max<std::uint32_t>(n_flows, 1);
+  if (cwnd_ < ssthresh_) {
+    const ByteCount room = ssthresh_ - cwnd_;
+    if (acked_bytes <= room) {
+      cwnd_ += acked_bytes;
+      return;
+    }
+    cwnd_ = ssthresh_;
+    acked_bytes -= room;  // the rest counts in congestion avoidance
+  }
+  ca_acked_bytes_ += acked_bytes;
+  while (ca_acked_bytes_ >= cwnd_ && cwnd_ > 0) {
+    ca_acked_bytes_ -= cwnd_;
+    cwnd_ += n_flows * params_.max_datagram_bytes;
+  }
+}
+
+void NewReno::on_congestion_event(Instant /*now*/, std::uint32_t n_flows) {
+  n_flows = std::max<std::uint32_t>(n_flows, 1);
+  // cwnd * (1 - 1/(2n)) = cwnd * (2n - 1) / (2n)
+  const ByteCount reduced = cwnd_ / (2 * n_flows) * (2 * n_flows - 1) +
+                            cwnd_ % (2 * n_flows) * (2 * n_flows - 1) / (2 * n_flows);
+  ssthresh_ = std::max(reduced, params_.min_cwnd_bytes);
+  cwnd_ = ssthresh_;
+  ca_acked_bytes_ = 0;
+}
+
+void NewReno::on_rto(ByteCount bytes_in_flight, std::uint32_t /*n_flows*/) {
+  ssthresh_ = std::max(bytes_in_flight / 2, 2 * params_.max_datagram_bytes);
+  cwnd_ = params_.max_datagram_bytes;
+  ca_acked_bytes_ = 0;
+}
+
+void NewReno::set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) {
+  cwnd_ = std::max(cwnd_bytes, params_.max_datagram_bytes);
+  ssthresh_ = ssthresh_bytes == 0 ? kInfiniteSsthresh : ssthresh_bytes;
+  ca_acked_bytes_ = 0;
+}
+
+}  // namespace egw::congestion

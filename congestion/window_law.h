@@ -1,0 +1,62 @@
+// How the congestion window grows and shrinks: the pluggable "window law".
+//
+// A law owns cwnd and ssthresh (bytes) and nothing else: it does not know
+// about packets, members, timers or pacing. The Ensemble decides *when* an
+// event happens (which acks count, one decrease per loss round, whether an RTO
+// fired) and the law decides *by how much* the window changes.
+//
+// `n_flows` is how many standard flows the caller wants to emulate (EFCM: an
+// ensemble of n members is as aggressive as n flows). n = 1 is the plain
+// single-flow algorithm; callers pass at least 1.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#include "common/units.h"
+
+namespace egw::congestion {
+
+enum class WindowLawKind;  // congestion/ensemble.h
+
+// A fresh flow has no ssthresh: slow start runs until the first loss.
+inline constexpr ByteCount kInfiniteSsthresh = std::numeric_limits<ByteCount>::max();
+
+struct WindowLawParams {
+  ByteCount max_datagram_bytes = 1200;  // "MSS" / SMSS
+  ByteCount initial_cwnd_bytes = 10 * 1200;
+  ByteCount min_cwnd_bytes = 2 * 1200;  // floor after a multiplicative decrease
+};
+
+// What a law may want to know about the path when an ack arrives.
+struct RttInfo {
+  Duration latest{0};
+  Duration srtt{0};
+  Duration min_rtt{0};
+};
+
+class WindowLaw {
+ public:
+  virtual ~WindowLaw() = default;
+
+  virtual ByteCount cwnd_bytes() const = 0;
+  virtual ByteCount ssthresh_bytes() const = 0;
+  bool in_slow_start() const { return cwnd_bytes() < ssthresh_bytes(); }
+
+  // `acked_bytes` newly acknowledged bytes that may grow the window (the
+  // caller already left out acks of packets sent before recovery started).
+  virtual void on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
+                      std::uint32_t n_flows) = 0;
+  // One multiplicative decrease (the caller guarantees one per loss round).
+  virtual void on_congestion_event(Instant now, std::uint32_t n_flows) = 0;
+  // Retransmission timeout (RFC 5681 3.1 eq. 4 and LW): back to one segment.
+  virtual void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) = 0;
+  // Overwrite the state (resume from a cache, validation, fallback). Any
+  // per-epoch memory (CUBIC's W_max, byte counters) starts over.
+  virtual void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) = 0;
+};
+
+std::unique_ptr<WindowLaw> make_window_law(WindowLawKind kind, const WindowLawParams& params);
+
+}  // namespace egw::congestion

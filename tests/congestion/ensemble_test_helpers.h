@@ -1,0 +1,63 @@
+// Drives an Ensemble with explicit instants: send packets, build ack events.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "congestion/ensemble.h"
+
+namespace egw::congestion::testing {
+
+inline constexpr ByteCount kMss = 1200;
+
+inline EnsembleConfig test_config(CouplingMode coupling = CouplingMode::single) {
+  EnsembleConfig c;
+  c.coupling = coupling;
+  c.max_datagram_bytes = kMss;
+  c.initial_window_packets = 10;  // 12000 bytes
+  c.scheduler.policy = SchedulingPolicy::fair;
+  return c;
+}
+
+struct Harness {
+  explicit Harness(const EnsembleConfig& config, std::optional<PathState> resume = std::nullopt)
+      : now(instant_at(ms(1'000))), ensemble(config, now, resume) {}
+
+  PacketNumber send(MemberId member, ByteCount bytes = kMss) {
+    const SentPacket p{next_number++, member, bytes, now, true};
+    ensemble.on_packet_sent(p);
+    return p.number;
+  }
+  // Send from `member` while the gate allows; returns how many were sent.
+  int fill(MemberId member) {
+    int sent = 0;
+    while (ensemble.can_send(member, now)) {
+      send(member);
+      ++sent;
+    }
+    return sent;
+  }
+  AckOutcome ack(std::initializer_list<AckedRange> ranges, Duration ack_delay = ms(0)) {
+    const std::vector<AckedRange> v(ranges);
+    return ensemble.on_ack(v, ack_delay, now);
+  }
+  AckOutcome ack_range(PacketNumber smallest, PacketNumber largest) {
+    return ack({AckedRange{smallest, largest}});
+  }
+  EnsembleStats stats() const { return ensemble.stats(); }
+  ByteCount cwnd() const { return ensemble.stats().cwnd_bytes; }
+  ByteCount flight() const { return ensemble.stats().bytes_in_flight; }
+
+  Instant now;
+  Ensemble ensemble;
+  PacketNumber next_number = 1;
+};
+
+inline std::vector<PacketNumber> numbers(const std::vector<SentPacket>& v) {
+  std::vector<PacketNumber> out;
+  for (const auto& p : v) out.push_back(p.number);
+  return out;
+}
+
+}  // namespace egw::congestion::testing

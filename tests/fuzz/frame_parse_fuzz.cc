@@ -1,0 +1,41 @@
+// Fuzz target: parse arbitrary bytes as a frame payload and as a datagram.
+// Passing means no crash, no sanitizer report, and the invariants the
+// parser promises (below) hold for whatever it accepts.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+
+#include "tunnel/frame_codec.h"
+#include "tunnel/packet_header.h"
+#include "tunnel/test_protection.h"
+#include "tunnel/varint.h"
+
+using namespace egw::tunnel;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const auto input = std::as_bytes(std::span(data, size));
+
+  if (auto frames = parse_frames(input)) {
+    std::size_t total_bytes = 0;
+    for (const Frame& frame : *frames) {
+      total_bytes += encoded_size(frame);
+      if (const auto* ack = std::get_if<AckFrame>(&frame); ack && !is_valid_ack(*ack)) {
+        std::abort();  // the parser must only produce well-formed ranges
+      }
+      if (const auto* stream = std::get_if<StreamFrame>(&frame)) {
+        const bool inside = stream->data.empty() ||
+                            (stream->data.data() >= input.data() &&
+                             stream->data.data() + stream->data.size() <= input.data() + size);
+        if (!inside || stream->offset + stream->data.size() > kVarintMax) std::abort();
+      }
+    }
+    // Shortest encodings can only be shorter than what was read.
+    if (total_bytes > size) std::abort();
+  }
+
+  // The same bytes as a whole datagram: layout checks, then tag check.
+  TestProtection protection(0x5eed);
+  (void)open_packet(protection, input);
+  return 0;
+}

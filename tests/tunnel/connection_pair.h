@@ -1,0 +1,234 @@
+// Two Connections wired back to back in one process, on virtual time: each
+// step moves every datagram that is due, fires due timers, lets the apps read
+// and write, and advances time by `step`. A filter may drop, delay or
+// duplicate chosen datagrams. Every datagram is also checked against the
+// one-member-per-packet rule (STREAM frames of one stream only).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tunnel/connection.h"
+#include "tunnel/frame_codec.h"
+#include "tunnel/packet_header.h"
+#include "tunnel/test_protection.h"
+
+namespace egw::tunnel::testing {
+
+inline constexpr std::uint64_t kKey = 0x5eed'cafe'f00d'1234;
+
+inline std::vector<std::byte> pattern(std::size_t n, std::uint64_t seed) {
+  std::vector<std::byte> v(n);
+  std::uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (auto& b : v) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    b = static_cast<std::byte>(x);
+  }
+  return v;
+}
+
+inline Endpoint endpoint(std::uint8_t last, std::uint16_t port) {
+  Endpoint e;
+  e.address = {10, 0, 0, last};
+  e.port = port;
+  return e;
+}
+
+// One side's application: writes queued data, reads what arrives.
+struct App {
+  struct Out {
+    std::vector<std::byte> data;
+    std::size_t written = 0;
+    bool fin = false;
+    bool fin_sent = false;
+  };
+  struct In {
+    std::vector<std::byte> data;
+    bool fin = false;
+  };
+  std::map<StreamId, Out> out;
+  std::map<StreamId, In> in;
+  std::vector<ConnectionEvent> events;
+  std::vector<StreamOpened> opened;
+  std::vector<StreamReset> resets;
+  std::vector<StreamId> closed_streams;
+  std::optional<ConnectionClosed> connection_closed;
+  std::size_t writable_events = 0;
+  bool reading = true;
+
+  void send(StreamId id, std::vector<std::byte> data, bool fin) {
+    Out& o = out[id];
+    o.data.insert(o.data.end(), data.begin(), data.end());
+    o.fin = fin;
+  }
+};
+
+class ConnectionPair {
+ public:
+  struct Options {
+    ConnectionConfig client;
+    ConnectionConfig hub;
+    congestion::TemporalCache* client_cache = nullptr;
+    congestion::TemporalCache* hub_cache = nullptr;
+    Duration one_way_delay = ms(10);
+    Duration step = ms(1);
+  };
+  // Returns how many copies to deliver (0 = drop) and may add extra delay.
+  // `index` counts datagrams sent in that direction, from 0.
+  using Filter = std::function<int(bool from_client, std::size_t index, Duration* extra_delay)>;
+
+  static Options default_options() {
+    Options o;
+    o.client.is_client = true;
+    o.hub.is_client = false;
+    return o;
+  }
+
+  explicit ConnectionPair(Options options = default_options())
+      : options_(options),
+        client_(options.client, std::make_unique<TestProtection>(kKey), options.client_cache,
+                now_),
+        hub_(options.hub, std::make_unique<TestProtection>(kKey), options.hub_cache, now_) {}
+
+  Connection& client() { return client_; }
+  Connection& hub() { return hub_; }
+  App& client_app() { return client_app_; }
+  App& hub_app() { return hub_app_; }
+  Instant now() const { return now_; }
+  void set_filter(Filter f) { filter_ = std::move(f); }
+  std::size_t sent_from_client() const { return sent_[1]; }
+  std::size_t sent_from_hub() const { return sent_[0]; }
+  std::size_t low_priority_datagrams() const { return low_priority_; }
+
+  // Delivers a raw datagram to one side at the current time (forgeries).
+  void inject(bool to_hub, std::span<const std::byte> bytes) {
+    (to_hub ? hub_ : client_).on_datagram(bytes, now_);
+  }
+
+  void step() {
+    for (int side = 0; side < 2; ++side) {
+      Connection& c = side ? client_ : hub_;
+      if (auto t = c.next_timeout(); t && *t <= now_) c.on_timeout(now_);
+    }
+    // Deliver what is due (in arrival order; ties keep send order).
+    while (!queue_.empty() && queue_.begin()->first.first <= now_) {
+      auto node = queue_.extract(queue_.begin());
+      (node.mapped().to_hub ? hub_ : client_).on_datagram(node.mapped().bytes, now_);
+    }
+    for (int side = 0; side < 2; ++side) run_app(side == 1);
+    for (int side = 0; side < 2; ++side) flush(side == 1);
+    now_ += options_.step;
+  }
+
+  bool run_until(const std::function<bool()>& done, Duration limit = ms(60'000)) {
+    const Instant end = now_ + limit;
+    while (now_ < end) {
+      if (done()) return true;
+      step();
+    }
+    return done();
+  }
+  void run_for(Duration d) {
+    const Instant end = now_ + d;
+    while (now_ < end) step();
+  }
+
+ private:
+  struct InFlight {
+    bool to_hub = false;
+    std::vector<std::byte> bytes;
+  };
+
+  void run_app(bool is_client) {
+    Connection& c = is_client ? client_ : hub_;
+    App& app = is_client ? client_app_ : hub_app_;
+    while (auto e = c.poll_event()) {
+      app.events.push_back(*e);
+      if (auto* o = std::get_if<StreamOpened>(&*e)) app.opened.push_back(*o);
+      if (auto* r = std::get_if<StreamReset>(&*e)) app.resets.push_back(*r);
+      if (auto* s = std::get_if<StreamClosed>(&*e)) app.closed_streams.push_back(s->id);
+      if (std::holds_alternative<StreamWritable>(*e)) ++app.writable_events;
+      if (auto* cc = std::get_if<ConnectionClosed>(&*e)) app.connection_closed = *cc;
+    }
+    for (auto& [id, o] : app.out) {
+      if (!c.stream_exists(id)) continue;
+      if (o.written < o.data.size()) {
+        o.written += c.stream_write(
+            id, std::span<const std::byte>(o.data).subspan(o.written), now_);
+      }
+      if (o.fin && !o.fin_sent && o.written == o.data.size()) {
+        c.stream_finish(id, now_);
+        o.fin_sent = true;
+      }
+    }
+    if (!app.reading) return;
+    std::vector<StreamId> ids;
+    for (const auto& o : app.opened) ids.push_back(o.id);
+    for (const auto& [id, o] : app.out) ids.push_back(id);
+    std::vector<std::byte> buf(64 * 1024);
+    for (StreamId id : ids) {
+      while (c.stream_exists(id)) {
+        bool fin = false;
+        const std::size_t n = c.stream_read(id, buf, &fin, now_);
+        App::In& in = app.in[id];
+        in.data.insert(in.data.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+        if (fin) in.fin = true;
+        if (n == 0 || fin) break;
+      }
+    }
+  }
+
+  void flush(bool from_client) {
+    Connection& c = from_client ? client_ : hub_;
+    while (auto d = c.poll_transmit(now_)) {
+      check_one_stream_per_packet(d->bytes);
+      if (d->low_priority) ++low_priority_;
+      const std::size_t index = sent_[from_client ? 1 : 0]++;
+      Duration extra{0};
+      const int copies = filter_ ? filter_(from_client, index, &extra) : 1;
+      for (int i = 0; i < copies; ++i) {
+        queue_.emplace(std::make_pair(now_ + options_.one_way_delay + extra, seq_++),
+                       InFlight{from_client, d->bytes});
+      }
+    }
+  }
+
+  static void check_one_stream_per_packet(const std::vector<std::byte>& datagram) {
+    TestProtection p(kKey);
+    auto opened = open_packet(p, datagram);
+    ASSERT_TRUE(opened);
+    auto frames = parse_frames(opened->payload);
+    ASSERT_TRUE(frames);
+    std::optional<StreamId> stream;
+    for (const Frame& f : *frames) {
+      if (auto* s = std::get_if<StreamFrame>(&f)) {
+        if (stream) {
+          EXPECT_EQ(*stream, s->stream_id) << "two streams in one packet";
+        }
+        stream = s->stream_id;
+      }
+    }
+  }
+
+  Options options_;
+  Instant now_{};
+  Connection client_;
+  Connection hub_;
+  App client_app_;
+  App hub_app_;
+  Filter filter_;
+  std::map<std::pair<Instant, std::uint64_t>, InFlight> queue_;
+  std::uint64_t seq_ = 0;
+  std::size_t sent_[2] = {0, 0};
+  std::size_t low_priority_ = 0;
+};
+
+}  // namespace egw::tunnel::testing

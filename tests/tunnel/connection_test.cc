@@ -1,0 +1,434 @@
+#include "tunnel/connection.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/tunnel/connection_pair.h"
+#include "tunnel/flow_control.h"
+
+namespace egw::tunnel {
+namespace {
+
+using testing::App;
+using testing::ConnectionPair;
+using testing::endpoint;
+using testing::kKey;
+using testing::pattern;
+
+bool all_received(App& app, StreamId id, std::size_t bytes) {
+  auto it = app.in.find(id);
+  return it != app.in.end() && it->second.fin && it->second.data.size() == bytes;
+}
+
+// An authentic datagram carrying `frames`, as a misbehaving peer would send it.
+std::vector<std::byte> craft(const std::vector<Frame>& frames, PacketNumber number) {
+  std::vector<std::byte> payload;
+  WireWriter w(payload);
+  for (const Frame& f : frames) encode_frame(w, f);
+  TestProtection p(kKey);
+  return seal_packet(p, PacketHeader{PacketType::data, 0, number}, payload);
+}
+
+TEST(Connection, StreamCarriesDestinationClassAndDataBothWays) {
+  ConnectionPair pair;
+  const Endpoint dest = endpoint(7, 443);
+  auto id = pair.client().open_stream(dest, ContentClass::html, pair.now());
+  ASSERT_TRUE(id);
+  EXPECT_EQ(*id % 2, 0u);  // the client opens even ids
+  const auto request = pattern(50'000, 1);
+  pair.client_app().send(*id, request, true);
+  ASSERT_TRUE(pair.run_until([&] { return !pair.hub_app().opened.empty(); }));
+  const StreamOpened opened = pair.hub_app().opened.front();
+  EXPECT_EQ(opened.id, *id);
+  EXPECT_EQ(opened.destination, dest);
+  EXPECT_EQ(opened.content_class, ContentClass::html);
+
+  const auto response = pattern(300'000, 2);
+  pair.hub_app().send(*id, response, true);
+  ASSERT_TRUE(pair.run_until([&] {
+    return all_received(pair.hub_app(), *id, request.size()) &&
+           all_received(pair.client_app(), *id, response.size());
+  }));
+  EXPECT_EQ(pair.hub_app().in[*id].data, request);
+  EXPECT_EQ(pair.client_app().in[*id].data, response);
+  // Both sides see the stream close once every byte and FIN is acknowledged.
+  ASSERT_TRUE(pair.run_until([&] {
+    return !pair.client().stream_exists(*id) && !pair.hub().stream_exists(*id);
+  }));
+  EXPECT_EQ(pair.client_app().closed_streams, std::vector<StreamId>{*id});
+  EXPECT_EQ(pair.hub_app().closed_streams, std::vector<StreamId>{*id});
+  EXPECT_EQ(pair.client().stats().datagrams_dropped, 0u);
+  EXPECT_EQ(pair.hub().stats().datagrams_dropped, 0u);
+  EXPECT_EQ(pair.client().stats().stream_bytes_retransmitted, 0u);
+}
+
+TEST(Connection, ManyStreamsBothDirections) {
+  ConnectionPair pair;
+  std::vector<StreamId> client_ids;
+  for (int i = 0; i < 20; ++i) {
+    auto id = pair.client().open_stream(endpoint(1, static_cast<std::uint16_t>(1000 + i)),
+                                        static_cast<ContentClass>(i % 4), pair.now());
+    ASSERT_TRUE(id);
+    client_ids.push_back(*id);
+    pair.client_app().send(*id, pattern(1000 + 3000 * i, i), true);
+  }
+  std::vector<StreamId> hub_ids;
+  for (int i = 0; i < 5; ++i) {
+    auto id = pair.hub().open_stream(endpoint(2, 80), ContentClass::bulk, pair.now());
+    ASSERT_TRUE(id);
+    EXPECT_EQ(*id % 2, 1u);  // the hub opens odd ids
+    hub_ids.push_back(*id);
+    pair.hub_app().send(*id, pattern(70'000, 100 + i), true);
+  }
+  // Answers to the client's streams once they are announced.
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().opened.size() == 20; }));
+  for (int i = 0; i < 20; ++i) pair.hub_app().send(client_ids[i], pattern(20'000, 200 + i), true);
+  for (StreamId id : hub_ids) pair.client_app().send(id, {}, true);
+  ASSERT_TRUE(pair.run_until([&] {
+    for (int i = 0; i < 20; ++i) {
+      if (!all_received(pair.hub_app(), client_ids[i], 1000 + 3000 * i)) return false;
+      if (!all_received(pair.client_app(), client_ids[i], 20'000)) return false;
+    }
+    for (StreamId id : hub_ids) {
+      if (!all_received(pair.client_app(), id, 70'000)) return false;
+    }
+    return true;
+  }));
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(pair.hub_app().in[client_ids[i]].data, pattern(1000 + 3000 * i, i));
+    EXPECT_EQ(pair.client_app().in[client_ids[i]].data, pattern(20'000, 200 + i));
+  }
+  ASSERT_TRUE(pair.run_until([&] { return pair.client_app().closed_streams.size() == 25; }));
+  EXPECT_EQ(pair.client().stats().ensemble.members, 0u);
+}
+
+TEST(Connection, LostDatagramsAreRepaired) {
+  ConnectionPair pair;
+  std::size_t dropped = 0;
+  // Drop a first-flight packet, a mid-transfer run and the hub's early ACKs.
+  pair.set_filter([&](bool from_client, std::size_t index, Duration*) {
+    const bool drop = from_client ? (index == 1 || (index >= 20 && index < 24) || index == 40)
+                                  : (index == 0 || index == 3);
+    dropped += drop;
+    return drop ? 0 : 1;
+  });
+  auto id = *pair.client().open_stream(endpoint(3, 22), ContentClass::bulk, pair.now());
+  const auto data = pattern(200'000, 3);
+  pair.client_app().send(id, data, true);
+  ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, data.size()); }));
+  EXPECT_EQ(pair.hub_app().in[id].data, data);
+  EXPECT_EQ(dropped, 8u);  // 1 + 4 + 1 from the client, 2 from the hub
+  EXPECT_GT(pair.client().stats().stream_bytes_retransmitted, 0u);
+  EXPECT_GT(pair.client().stats().ensemble.packets_lost, 0u);
+}
+
+TEST(Connection, LostTailIsRepairedByTimeout) {
+  ConnectionPair pair;
+  auto id = *pair.client().open_stream(endpoint(3, 22), ContentClass::bulk, pair.now());
+  const auto data = pattern(3000, 4);  // three packets
+  pair.client_app().send(id, data, true);
+  // Drop every client datagram for the first 5 ms: the whole flight and its
+  // FIN are lost and only a timer can notice.
+  pair.set_filter([&](bool from_client, std::size_t, Duration*) {
+    return (from_client && pair.now() < instant_at(ms(5))) ? 0 : 1;
+  });
+  ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, data.size()); }));
+  EXPECT_EQ(pair.hub_app().in[id].data, data);
+  EXPECT_GE(pair.client().stats().stream_bytes_retransmitted, data.size());
+}
+
+TEST(Connection, ReorderedDatagramsAreReassembled) {
+  ConnectionPair pair;
+  pair.set_filter([](bool from_client, std::size_t index, Duration* extra) {
+    if (from_client && index % 5 == 2) *extra = ms(7);  // overtaken by later ones
+    return 1;
+  });
+  auto id = *pair.client().open_stream(endpoint(4, 80), ContentClass::image, pair.now());
+  const auto data = pattern(150'000, 5);
+  pair.client_app().send(id, data, true);
+  ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, data.size()); }));
+  EXPECT_EQ(pair.hub_app().in[id].data, data);
+}
+
+TEST(Connection, DuplicatesAreDroppedAndCounted) {
+  ConnectionPair pair;
+  std::size_t duplicated = 0;
+  pair.set_filter([&](bool from_client, std::size_t index, Duration*) {
+    if (from_client && index % 3 == 0) {
+      ++duplicated;
+      return 2;
+    }
+    return 1;
+  });
+  auto id = *pair.client().open_stream(endpoint(5, 80), ContentClass::bulk, pair.now());
+  const auto data = pattern(80'000, 6);
+  pair.client_app().send(id, data, true);
+  ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, data.size()); }));
+  pair.run_for(ms(100));  // let every copy land
+  EXPECT_EQ(pair.hub_app().in[id].data, data);
+  const ConnectionStats s = pair.hub().stats();
+  EXPECT_GT(duplicated, 0u);
+  EXPECT_EQ(s.datagrams_duplicate, duplicated);  // every second copy, no more
+  EXPECT_EQ(s.datagrams_dropped, duplicated);
+  EXPECT_EQ(s.datagrams_received, pair.sent_from_client() + duplicated);
+}
+
+TEST(Connection, ForgedDatagramsAreDroppedAndCounted) {
+  ConnectionPair pair;
+  auto id = *pair.client().open_stream(endpoint(6, 80), ContentClass::bulk, pair.now());
+  const auto data = pattern(20'000, 7);
+  pair.client_app().send(id, data, true);
+  // Sealed under another key, a flipped bit, and a runt.
+  std::vector<std::byte> payload{std::byte{0x01}};  // PING
+  TestProtection other(kKey + 1);
+  auto wrong_key = seal_packet(other, PacketHeader{PacketType::data, 0, 0}, payload);
+  auto flipped = craft({PingFrame{}}, 0);
+  flipped.back() ^= std::byte{0x40};
+  std::vector<std::byte> runt(5, std::byte{0x01});
+  pair.inject(true, wrong_key);
+  pair.inject(true, flipped);
+  pair.inject(true, runt);
+  ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, data.size()); }));
+  EXPECT_EQ(pair.hub_app().in[id].data, data);
+  EXPECT_EQ(pair.hub().stats().datagrams_forged, 3u);
+  EXPECT_EQ(pair.hub().stats().datagrams_dropped, 3u);
+  EXPECT_FALSE(pair.hub().is_closed());
+}
+
+TEST(Connection, MalformedFramesAreDroppedAndCounted) {
+  ConnectionPair pair;
+  std::vector<std::byte> payload{std::byte{0x7f}};  // no such frame type
+  TestProtection p(kKey);
+  pair.inject(true, seal_packet(p, PacketHeader{PacketType::data, 0, 0}, payload));
+  EXPECT_EQ(pair.hub().stats().datagrams_malformed, 1u);
+  EXPECT_EQ(pair.hub().stats().datagrams_dropped, 1u);
+  EXPECT_FALSE(pair.hub().is_closed());
+}
+
+TEST(Connection, ResetIsDeliveredWithItsCodeAndCreditIsSettled) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  // A connection window equal to the initial credit: a leak of the reset
+  // stream's bytes would stall the next stream.
+  o.hub.connection_receive_window_bytes = kInitialConnectionCreditBytes;
+  o.client.connection_receive_window_bytes = kInitialConnectionCreditBytes;
+  ConnectionPair pair(o);
+  pair.hub_app().reading = false;
+  auto id = *pair.client().open_stream(endpoint(8, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(200'000, 8), false);
+  ASSERT_TRUE(pair.run_until([&] { return !pair.hub_app().opened.empty(); }));
+  pair.run_for(ms(200));  // 200 KB sit unread at the hub
+  pair.hub().stream_reset(id, 42, pair.now());
+  EXPECT_FALSE(pair.hub().stream_exists(id));
+  ASSERT_TRUE(pair.run_until([&] { return !pair.client_app().resets.empty(); }));
+  EXPECT_EQ(pair.client_app().resets.front().id, id);
+  EXPECT_EQ(pair.client_app().resets.front().error_code, 42u);
+  EXPECT_FALSE(pair.client().stream_exists(id));
+  EXPECT_TRUE(pair.hub_app().resets.empty());  // the resetting side gets no event
+
+  // The next stream gets the whole connection window again.
+  pair.hub_app().reading = true;
+  auto id2 = *pair.client().open_stream(endpoint(8, 81), ContentClass::bulk, pair.now());
+  const auto data = pattern(2 * kInitialConnectionCreditBytes, 9);
+  pair.client_app().send(id2, data, true);
+  ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id2, data.size()); }));
+  EXPECT_EQ(pair.hub_app().in[id2].data, data);
+}
+
+TEST(Connection, FlowControlBoundsASenderWhoseReceiverDoesNotRead) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.hub.stream_receive_window_bytes = 64 * 1024;
+  o.client.stream_send_buffer_bytes = 32 * 1024;
+  ConnectionPair pair(o);
+  pair.hub_app().reading = false;
+  auto id = *pair.client().open_stream(endpoint(9, 80), ContentClass::bulk, pair.now());
+  const auto data = pattern(1'000'000, 10);
+  pair.client_app().send(id, data, true);
+  pair.run_for(ms(2000));
+  // The hub holds its window, the client's buffer holds the rest:
+  // 65536 + 32768 = 98304 bytes accepted, not one more.
+  EXPECT_EQ(pair.client_app().out[id].written, 65'536u + 32'768u);
+  EXPECT_EQ(pair.client().stream_write(id, data, pair.now()), 0u);
+  // Once the hub reads, everything flows and backpressure lifts.
+  pair.hub_app().reading = true;
+  ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, data.size()); }));
+  EXPECT_EQ(pair.hub_app().in[id].data, data);
+  EXPECT_GT(pair.client_app().writable_events, 0u);
+}
+
+TEST(Connection, ConnectionCreditBoundsManyStreams) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.hub.connection_receive_window_bytes = kInitialConnectionCreditBytes;  // 256 KiB
+  ConnectionPair pair(o);
+  pair.hub_app().reading = false;
+  std::vector<StreamId> ids;
+  for (int i = 0; i < 4; ++i) {
+    ids.push_back(*pair.client().open_stream(endpoint(9, 80), ContentClass::bulk, pair.now()));
+    pair.client_app().send(ids.back(), pattern(500'000, 20 + i), true);
+  }
+  pair.run_for(ms(2000));
+  // Bytes sent = accepted - still buffered; at most the 262144-byte window.
+  std::size_t accepted = 0;
+  for (StreamId id : ids) accepted += pair.client_app().out[id].written;
+  EXPECT_LE(accepted, kInitialConnectionCreditBytes + 4 * o.client.stream_send_buffer_bytes);
+  EXPECT_FALSE(pair.hub().is_closed());  // no flow-control violation
+  pair.hub_app().reading = true;
+  ASSERT_TRUE(pair.run_until([&] {
+    for (int i = 0; i < 4; ++i) {
+      if (!all_received(pair.hub_app(), ids[i], 500'000)) return false;
+    }
+    return true;
+  }));
+}
+
+TEST(Connection, ClassChangeReachesThePeer) {
+  ConnectionPair pair;
+  auto id = *pair.client().open_stream(endpoint(10, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(100, 11), false);
+  ASSERT_TRUE(pair.run_until([&] { return !pair.hub_app().opened.empty(); }));
+  EXPECT_EQ(pair.hub().stream_class(id), ContentClass::bulk);
+  // The hub learns from the response that it is a script.
+  pair.hub().set_stream_class(id, ContentClass::script, pair.now());
+  ASSERT_TRUE(pair.run_until(
+      [&] { return pair.client().stream_class(id) == ContentClass::script; }, ms(1000)));
+}
+
+TEST(Connection, ExcessIncomingStreamsAreRefused) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.hub.max_incoming_streams = 2;
+  ConnectionPair pair(o);
+  std::vector<StreamId> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(*pair.client().open_stream(endpoint(11, 80), ContentClass::bulk, pair.now()));
+    pair.client_app().send(ids.back(), pattern(1000, 30 + i), false);
+  }
+  ASSERT_TRUE(pair.run_until([&] { return !pair.client_app().resets.empty(); }));
+  EXPECT_EQ(pair.client_app().resets.front().id, ids[2]);
+  EXPECT_EQ(pair.client_app().resets.front().error_code, kErrorStreamRefused);
+  EXPECT_EQ(pair.hub_app().opened.size(), 2u);
+  EXPECT_TRUE(pair.client().stream_exists(ids[0]));
+  EXPECT_TRUE(pair.client().stream_exists(ids[1]));
+}
+
+TEST(Connection, StreamAfterIdleResumesFromTemporalCache) {
+  congestion::TemporalCache cache;
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client_cache = &cache;
+  ConnectionPair pair(o);
+  auto id = *pair.client().open_stream(endpoint(12, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(400'000, 12), true);
+  ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, 400'000); }));
+  pair.hub_app().send(id, {}, true);
+  ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id); }));
+  pair.run_for(ms(100));
+  EXPECT_EQ(pair.client().stats().ensembles_started, 1u);
+  EXPECT_FALSE(pair.client().stats().ensemble.resumed);
+  EXPECT_EQ(cache.size(), 1u);  // the retired ensemble's state
+  EXPECT_EQ(pair.low_priority_datagrams(), 0u);  // a cold start is validated as it goes
+
+  pair.run_for(ms(1000));  // idle
+  auto id2 = *pair.client().open_stream(endpoint(12, 81), ContentClass::bulk, pair.now());
+  EXPECT_EQ(pair.client().stats().ensembles_started, 2u);
+  EXPECT_TRUE(pair.client().stats().ensemble.resumed);
+  pair.client_app().send(id2, pattern(100'000, 13), true);
+  ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id2, 100'000); }));
+  EXPECT_EQ(pair.hub_app().in[id2].data, pattern(100'000, 13));
+  // The resumed window beyond the initial one is unvalidated: DSCP LE.
+  EXPECT_GT(pair.low_priority_datagrams(), 0u);
+}
+
+TEST(Connection, WithoutACacheANewEnsembleStartsCold) {
+  ConnectionPair pair;
+  auto id = *pair.client().open_stream(endpoint(12, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(10'000, 14), true);
+  pair.hub_app().send(id, {}, true);
+  ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id); }));
+  pair.run_for(ms(100));
+  pair.client().open_stream(endpoint(12, 81), ContentClass::bulk, pair.now());
+  EXPECT_EQ(pair.client().stats().ensembles_started, 2u);
+  EXPECT_FALSE(pair.client().stats().ensemble.resumed);
+}
+
+TEST(Connection, CloseReachesThePeer) {
+  ConnectionPair pair;
+  auto id = *pair.client().open_stream(endpoint(13, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(1000, 15), false);
+  ASSERT_TRUE(pair.run_until([&] { return !pair.hub_app().opened.empty(); }));
+  pair.client().close(7, "bye", pair.now());
+  EXPECT_TRUE(pair.client().is_closed());
+  EXPECT_FALSE(pair.client().open_stream(endpoint(13, 81), ContentClass::bulk, pair.now()));
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub().is_closed(); }, ms(1000)));
+  ASSERT_TRUE(pair.hub_app().connection_closed);
+  EXPECT_EQ(pair.hub_app().connection_closed->error_code, 7u);
+  EXPECT_EQ(pair.hub_app().connection_closed->reason, "bye");
+  const auto received = pair.hub().stats().datagrams_received;
+  pair.run_for(ms(100));
+  EXPECT_EQ(pair.hub().stats().datagrams_received, received);  // closed: ignored
+}
+
+TEST(Connection, IdleTimeoutClosesAQuietConnection) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.idle_timeout = ms(500);
+  ConnectionPair pair(o);
+  pair.run_for(ms(499));
+  EXPECT_FALSE(pair.client().is_closed());
+  pair.run_for(ms(5));
+  EXPECT_TRUE(pair.client().is_closed());
+  ASSERT_TRUE(pair.client_app().connection_closed);
+  EXPECT_EQ(pair.client_app().connection_closed->error_code, kErrorIdleTimeout);
+}
+
+TEST(Connection, OpenStreamsKeepTheConnectionAlive) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.idle_timeout = ms(500);
+  o.hub.idle_timeout = ms(500);
+  ConnectionPair pair(o);
+  auto id = *pair.client().open_stream(endpoint(14, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(10, 16), false);
+  pair.run_for(ms(3000));  // no data, but keepalive PINGs
+  EXPECT_FALSE(pair.client().is_closed());
+  EXPECT_FALSE(pair.hub().is_closed());
+}
+
+TEST(Connection, WrongStreamParityIsAProtocolViolation) {
+  ConnectionPair pair;
+  // The "client" opening an odd id: the hub's parity.
+  pair.inject(true, craft({StreamOpenFrame{1, endpoint(1, 1), ContentClass::bulk}}, 0));
+  EXPECT_TRUE(pair.hub().is_closed());
+  auto event = pair.hub().poll_event();
+  ASSERT_TRUE(event && std::holds_alternative<ConnectionClosed>(*event));
+  EXPECT_EQ(std::get<ConnectionClosed>(*event).error_code, kErrorProtocolViolation);
+  ASSERT_TRUE(pair.run_until([&] { return pair.client().is_closed(); }, ms(1000)));
+  ASSERT_TRUE(pair.client_app().connection_closed);
+  EXPECT_EQ(pair.client_app().connection_closed->error_code, kErrorProtocolViolation);
+}
+
+TEST(Connection, DataBeyondCreditIsAFlowControlViolation) {
+  ConnectionPair pair;
+  const std::vector<std::byte> data(1000);
+  // Offset just below the initial stream credit: the frame ends 1000 - 1 bytes past it.
+  pair.inject(true, craft({StreamOpenFrame{0, endpoint(1, 1), ContentClass::bulk},
+                           StreamFrame{0, kInitialStreamCreditBytes + (1 << 20) - 999, false, data}},
+                          0));
+  EXPECT_TRUE(pair.hub().is_closed());
+  ASSERT_TRUE(pair.run_until([&] { return pair.client().is_closed(); }, ms(1000)));
+  EXPECT_EQ(pair.client_app().connection_closed->error_code, kErrorFlowControl);
+}
+
+TEST(Connection, UncoupledEnsembleStillCarriesOneStreamPerPacket) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.ensemble.coupling = congestion::CouplingMode::none;
+  ConnectionPair pair(o);
+  std::vector<StreamId> ids;
+  for (int i = 0; i < 6; ++i) {
+    ids.push_back(*pair.client().open_stream(endpoint(15, 80), ContentClass::bulk, pair.now()));
+    pair.client_app().send(ids.back(), pattern(60'000, 40 + i), true);
+  }
+  ASSERT_TRUE(pair.run_until([&] {
+    for (StreamId id : ids) {
+      if (!all_received(pair.hub_app(), id, 60'000)) return false;
+    }
+    return true;
+  }));
+}
+
+}  // namespace
+}  // namespace egw::tunnel

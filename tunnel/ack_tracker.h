@@ -1,0 +1,99 @@
+// AckTracker: the receive side's memory of packet numbers, sans-IO.
+//
+// Three jobs, all bounded in memory:
+//  1. Anti-replay (RFC 6479, as in wireguard-go's replay.go): a ring bitmap
+//     of kReplayWindowPackets numbers below the largest received. A number
+//     seen before, or too far below the largest, is refused. The ring is
+//     independent of the ACK ranges, so forgetting ranges never lets a
+//     duplicate back in.
+//  2. What to acknowledge: received numbers as inclusive ranges, newest
+//     first, at most kMaxAckRanges (the oldest range is dropped beyond that;
+//     the peer then declares those packets lost and retransmits, which stream
+//     reassembly absorbs). Ranges below an ACK the peer has acknowledged are
+//     forgotten (RFC 9000 section 13.2.4).
+//  3. When to acknowledge (RFC 9000 section 13.2.1-13.2.2): an ACK is owed
+//     once an ack-eliciting packet arrives; it is due at once after
+//     `ack_every_packets` ack-eliciting packets, or when one arrives out of
+//     order (below the largest, or above it leaving a gap); otherwise at the
+//     latest max_ack_delay after the first unacknowledged ack-eliciting packet.
+//
+// Use: after a datagram authenticates, on_packet_received(); if it returns
+// false, drop the packet as a duplicate. Send an ACK when
+// now >= ack_deadline(); put ack_frame(now, room) in it; then on_ack_sent().
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "common/units.h"
+#include "tunnel/frames.h"
+
+namespace egw::tunnel {
+
+struct AckTrackerConfig {
+  Duration max_ack_delay = ms(25);
+  std::uint32_t ack_every_packets = 2;  // ack-eliciting packets per immediate ACK
+};
+
+class AckTracker {
+ public:
+  // 32 blocks of 64 bits; one block is always being recycled, so
+  // (32 - 1) * 64 = 1984 numbers below the largest stay checkable.
+  static constexpr std::size_t kReplayBlocks = 32;
+  static constexpr std::size_t kReplayWindowPackets = (kReplayBlocks - 1) * 64;
+
+  explicit AckTracker(const AckTrackerConfig& config) : config_(config) {}
+
+  // Would on_packet_received() accept `number`? (A cheap pre-check; it does
+  // not record anything.) False for duplicates, numbers at least
+  // kReplayWindowPackets below the largest, and numbers > 2^62 - 1.
+  bool is_new(PacketNumber number) const;
+
+  // Records an authenticated packet; false (nothing recorded) when !is_new().
+  bool on_packet_received(PacketNumber number, bool ack_eliciting, Instant now);
+
+  // When the owed ACK must be sent (a time <= now means at once), or nullopt
+  // when no ack-eliciting packet awaits acknowledgement.
+  std::optional<Instant> ack_deadline() const;
+  // Any packet (ack-eliciting or not) received since the last ACK: worth
+  // piggybacking an ACK on a packet sent anyway.
+  bool has_unacked_packets() const { return unacked_packets_; }
+
+  // The ACK to send at `now`: the newest ranges that fit in `budget_bytes`
+  // (see fit_ack_frame), ack_delay = now - receive time of its largest
+  // number. nullopt when there is nothing to acknowledge or it does not fit.
+  std::optional<AckFrame> ack_frame(Instant now, std::size_t budget_bytes) const;
+  // An ACK frame left in a packet at `now`: the owed ACK is paid.
+  void on_ack_sent(Instant now);
+  // The peer acknowledged a packet of ours whose ACK frame had this largest
+  // number: stop reporting numbers <= it (RFC 9000 section 13.2.4).
+  void on_ack_acknowledged(PacketNumber largest_in_that_ack);
+
+  std::optional<PacketNumber> largest_received() const { return largest_; }
+  std::uint32_t ack_eliciting_since_ack() const { return ack_eliciting_since_ack_; }
+  // Newest first, descending, non-overlapping, non-adjacent.
+  const std::vector<AckRange>& ranges() const { return ranges_; }
+
+ private:
+  void record_replay(PacketNumber number);
+  void add_to_ranges(PacketNumber number, Instant now);
+
+  AckTrackerConfig config_;
+
+  // Anti-replay ring: bit (n % 64) of block (n / 64) % kReplayBlocks.
+  std::array<std::uint64_t, kReplayBlocks> replay_bits_{};
+  std::optional<PacketNumber> largest_;
+
+  std::vector<AckRange> ranges_;       // <= kMaxAckRanges
+  Instant newest_range_received_at_{};  // when ranges_.front().largest arrived
+
+  std::uint32_t ack_eliciting_since_ack_ = 0;
+  std::optional<Instant> first_unacked_eliciting_at_;
+  std::optional<Instant> immediate_ack_since_;
+  bool unacked_packets_ = false;
+};
+
+}  // namespace egw::tunnel

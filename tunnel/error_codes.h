@@ -1,0 +1,23 @@
+// Error codes carried by CLOSE (connection errors) and RESET (stream errors),
+// and reported in ConnectionClosed / StreamReset events. Modelled on RFC 9000
+// section 20.1; values are this protocol's own.
+#pragma once
+
+#include <cstdint>
+
+namespace egw::tunnel {
+
+// Connection errors (CLOSE).
+inline constexpr std::uint64_t kErrorNone = 0x0;
+inline constexpr std::uint64_t kErrorProtocolViolation = 0x1;  // wrong stream parity, bad ACK...
+inline constexpr std::uint64_t kErrorFlowControl = 0x2;        // data beyond our credit
+inline constexpr std::uint64_t kErrorFinalSize = 0x3;          // data contradicts a final size
+inline constexpr std::uint64_t kErrorExcessiveLoad = 0x4;      // a network-driven cap was hit
+// Never on the wire: the connection went silent for idle_timeout.
+inline constexpr std::uint64_t kErrorIdleTimeout = 0x5;
+
+// Stream errors (RESET).
+// The peer opened more than max_incoming_streams streams.
+inline constexpr std::uint64_t kErrorStreamRefused = 0x10;
+
+}  // namespace egw::tunnel

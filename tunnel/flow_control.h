@@ -1,0 +1,68 @@
+// Connection-level flow control (RFC 9000 section 4.1, MAX_DATA), both ways,
+// and the protocol's initial credits.
+//
+// There is no handshake carrying transport parameters, so both sides assume
+// the same initial credits (below) until the first MAX_DATA /
+// MAX_STREAM_DATA arrives; each side sends MAX_DATA in its first packet and
+// the stream opener sends MAX_STREAM_DATA next to STREAM_OPEN, so the larger
+// configured windows apply within one RTT. A receiver therefore accepts at
+// least the initial credit even when configured with a smaller window.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+#include "common/units.h"
+
+namespace egw::tunnel {
+
+inline constexpr std::uint64_t kInitialStreamCreditBytes = 16 * 1024;
+inline constexpr std::uint64_t kInitialConnectionCreditBytes = 256 * 1024;
+
+// What the peer lets us send on the whole connection: the sum over streams
+// of the highest offset sent never exceeds the peer's MAX_DATA.
+class SendCredit {
+ public:
+  explicit SendCredit(std::uint64_t initial) : maximum_(initial) {}
+  void on_max_data(std::uint64_t maximum) { maximum_ = std::max(maximum_, maximum); }
+  std::uint64_t available() const { return maximum_ - sent_; }
+  void on_new_bytes_sent(std::uint64_t bytes) { sent_ += bytes; }
+  std::uint64_t maximum() const { return maximum_; }
+
+ private:
+  std::uint64_t maximum_;
+  std::uint64_t sent_ = 0;
+};
+
+// What we let the peer send: received is the sum over streams of the
+// highest offset received, consumed what the application read (or what a
+// reset stream will never deliver).
+class RecvCredit {
+ public:
+  RecvCredit(ByteCount window_bytes, std::uint64_t initial)
+      : window_bytes_(window_bytes), maximum_(std::max(window_bytes, initial)) {}
+
+  // False when the peer exceeded our credit (a flow-control violation).
+  bool on_received(std::uint64_t new_bytes) {
+    received_ += new_bytes;
+    return received_ <= maximum_;
+  }
+  void on_consumed(std::uint64_t bytes) { consumed_ += bytes; }
+  // A new MAX_DATA once half the window was consumed since the last one.
+  std::optional<std::uint64_t> take_update() {
+    const std::uint64_t target = consumed_ + window_bytes_;
+    if (target <= maximum_ || target - maximum_ < window_bytes_ / 2) return std::nullopt;
+    maximum_ = target;
+    return maximum_;
+  }
+  std::uint64_t maximum() const { return maximum_; }
+
+ private:
+  ByteCount window_bytes_;
+  std::uint64_t maximum_;
+  std::uint64_t received_ = 0;
+  std::uint64_t consumed_ = 0;
+};
+
+}  // namespace egw::tunnel

@@ -1,0 +1,93 @@
+// The sending half of a stream (RFC 9000 sections 2.2, 3.1 and 4.1 in spirit).
+//
+// Model: the application writes into a bounded buffer that holds every byte
+// not yet acknowledged, [acked_prefix, write_end). Bytes are sent once in
+// order (next_offset advances) and then live in one of three states until
+// the acked prefix passes them: in flight, acknowledged out of order
+// (acked_ set), or declared lost (lost_ set, resent before any new byte).
+// New bytes also stop at the peer's MAX_STREAM_DATA credit and at whatever
+// connection-level credit the caller allows. FIN is one more "byte" at
+// write_end with the same sent / lost / acknowledged life.
+//
+// Backpressure: write() accepts only what fits in buffer_capacity_bytes; the
+// caller learns when room is back with take_writable_signal().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "common/units.h"
+#include "tunnel/byte_ring.h"
+#include "tunnel/range_set.h"
+
+namespace egw::tunnel {
+
+class SendStream {
+ public:
+  SendStream(ByteCount buffer_capacity_bytes, std::uint64_t initial_peer_credit);
+
+  // Application side.
+  std::size_t write(std::span<const std::byte> data);
+  void finish();  // FIN after the bytes written so far; later writes are refused
+  bool finished() const { return fin_requested_; }
+  ByteCount buffer_room_bytes() const;
+  // True once after a write() was cut short and room has come back.
+  bool take_writable_signal();
+
+  // Peer credit (MAX_STREAM_DATA); it only grows.
+  void on_max_stream_data(std::uint64_t maximum);
+  std::uint64_t peer_credit() const { return peer_max_data_; }
+
+  // A piece to put in one STREAM frame.
+  struct Chunk {
+    std::uint64_t offset = 0;
+    std::size_t length = 0;
+    bool fin = false;
+    bool retransmission = false;
+  };
+  bool has_retransmission() const;
+  // Is there a new byte (or the FIN) that may go out with `new_bytes_allowed`
+  // bytes of connection credit?
+  bool has_new_data(std::uint64_t new_bytes_allowed) const;
+  // The offset the next take_chunk() would start at (so the caller can size
+  // the frame header), or nullopt when nothing can be sent.
+  std::optional<std::uint64_t> next_send_offset(std::uint64_t new_bytes_allowed) const;
+  // Takes up to `max_length` bytes: lost ranges first, else new bytes within
+  // the peer's credit and `new_bytes_allowed`. Marks them sent.
+  std::optional<Chunk> take_chunk(std::size_t max_length, std::uint64_t new_bytes_allowed);
+  // Copies the chunk's bytes (they are still buffered until acknowledged).
+  void copy_out(const Chunk& chunk, std::span<std::byte> out) const;
+
+  // Feedback from the packets that carried chunks.
+  void on_acked(std::uint64_t offset, std::size_t length, bool fin);
+  void on_lost(std::uint64_t offset, std::size_t length, bool fin);
+
+  // Every byte and the FIN acknowledged.
+  bool all_acked() const;
+  // Highest offset ever sent: the final size a RESET reports.
+  std::uint64_t sent_end() const { return next_offset_; }
+  std::uint64_t write_end() const { return write_end_; }
+  std::uint64_t acked_prefix() const { return acked_prefix_; }
+  ByteCount buffered_bytes() const { return buffer_.size(); }
+
+ private:
+  std::uint64_t new_data_end(std::uint64_t new_bytes_allowed) const;
+
+  ByteCount capacity_bytes_;
+  ByteRing buffer_;                 // bytes [acked_prefix_, write_end_)
+  std::uint64_t acked_prefix_ = 0;  // everything below is acknowledged and freed
+  std::uint64_t next_offset_ = 0;   // first byte never sent
+  std::uint64_t write_end_ = 0;     // first byte not yet written
+  std::uint64_t peer_max_data_ = 0;
+  RangeSet acked_;  // acknowledged above acked_prefix_
+  RangeSet lost_;   // to resend, within [acked_prefix_, next_offset_)
+  bool fin_requested_ = false;
+  bool fin_sent_ = false;
+  bool fin_lost_ = false;
+  bool fin_acked_ = false;
+  bool write_blocked_ = false;
+};
+
+}  // namespace egw::tunnel
