@@ -16,4 +16,7 @@ for dir in build build-asan; do
   echo "== ctest in $dir"
   ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" || status=1
 done
+# The wire parsers' libFuzzer targets: build with clang and run briefly.
+echo "== fuzz smoke run"
+scripts/fuzz.sh "${FUZZ_SECONDS:-20}" || status=1
 exit $status

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang and runs each for N seconds (default 60)
+# on a scratch copy of the checked-in seed corpus. Exit status non-zero on a crash.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-60}
+dir=build-fuzz
+CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DEGW_FUZZ=ON -DEGW_TESTS=ON >/dev/null
+ninja -C "$dir" -j "${JOBS:-$(nproc)}" frame_parse_fuzz frame_roundtrip_fuzz
+
+for target in frame_parse_fuzz frame_roundtrip_fuzz; do
+  corpus=$(mktemp -d)
+  cp tests/fuzz/corpus/* "$corpus"/
+  echo "== $target for ${seconds}s"
+  log="$dir/$target.log"
+  status=0
+  "$dir/tests/fuzz/$target" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$dir/$target-" "$corpus" >"$log" 2>&1 || status=$?
+  grep -E "^(Done|==[0-9]+==|SUMMARY)" "$log" || true
+  rm -rf "$corpus"
+  if [[ $status -ne 0 ]]; then
+    echo "fuzz: $target failed (exit $status); reproducer in $dir/$target-*, log $log" >&2
+    exit 1
+  fi
+done

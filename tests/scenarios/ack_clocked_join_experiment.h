@@ -1,0 +1,89 @@
+// ACK-clocked join (seed 003, "ACK-clocked joining for coupled TCP congestion
+// control", section 3 and Algorithm 1; issue 2 section 5 item 3).
+//
+//   server (sender) ==== reverse bottleneck: 10 Mbit/s, 50 ms, queue 83 pkts ===> client
+//                   <=== forward: same (carries requests and ACKs)            ====
+//
+// One tunnel connection. A 25 MB long stream starts at 0.5 s and is still
+// running at 20 s (25 MB needs 20 s at 10 Mbit/s); a 200 KB short stream
+// joins at 6 s. Variants (every one a separate, deterministic simulation):
+//   ack_clocked  coupled (n_flows), JoinMode::ack_clocked: the joiner takes
+//                its share of the aggregate, released slot by slot on the
+//                ACKs of the long stream (no burst);
+//   immediate    coupled (n_flows), JoinMode::immediate: the share goes out
+//                at once on top of the window (the unpaced burst of Fig. 1a);
+//   uncoupled    CouplingMode::none: each stream its own NewReno/CUBIC,
+//                the short one from the initial window (the baseline);
+//   no_join      the long stream alone (the reference for its cost);
+//   single       JoinMode::ack_clocked with CouplingMode::single (printed).
+//
+// The measurement window of criterion (b) is the first RTT after the join:
+// from the instant the sender's ensemble gained the short stream as a member
+// to that instant plus the ensemble's smoothed RTT at that instant.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/units.h"
+#include "congestion/ensemble.h"
+
+namespace egw::sim {
+
+struct AckClockedJoinParams {
+  std::uint64_t bottleneck_bits_per_second = 10'000'000;
+  Duration one_way_delay = ms(50);  // RTT 100 ms
+  // 1500-byte packets on the wire: 1472-byte tunnel datagrams + 28 B IPv4/UDP.
+  ByteCount packet_bytes = 1472;
+  // 1 BDP: 10 Mbit/s * 100 ms / (1500 B * 8) = 83.3 packets.
+  std::size_t queue_limit_packets = 83;
+  ByteCount long_bytes = 25'000'000;
+  ByteCount short_bytes = 200'000;
+  Duration long_start = ms(500);
+  Duration short_start = ms(6'000);
+  Duration horizon = ms(20'000);  // the long stream's bytes are counted up to here
+  // The paper ran Linux 3.17 TCP code in ns-2 (TCP-Linux): IW10 (RFC 6928)
+  // and CUBIC, Linux's default since 2.6.19.
+  std::uint32_t initial_window_packets = 10;
+  congestion::WindowLawKind law = congestion::WindowLawKind::cubic;
+  // seed 003 couples flows "as aggressive as n flows" (ctrlTCP, like EFCM).
+  congestion::CouplingMode coupling = congestion::CouplingMode::n_flows;
+  std::uint64_t seed = 1;
+};
+
+// One simulation.
+struct AckClockedJoinRun {
+  std::string label;
+  std::optional<Duration> short_fct;  // from the short stream's start; nullopt: no join / unfinished
+  ByteCount long_bytes_by_horizon = 0;
+  bool long_complete_by_horizon = false;
+  // Criterion (b) window: [join_at, join_at + rtt_at_join).
+  Instant join_at{};
+  Duration rtt_at_join{0};
+  std::uint64_t drops_in_window = 0;
+  std::size_t max_queue_in_window = 0;
+  std::uint64_t drops_total = 0;  // bottleneck (sender -> receiver), whole run
+  std::uint64_t mismatches = 0;   // content errors in either stream (must be 0)
+};
+
+struct AckClockedJoinResult {
+  AckClockedJoinParams params;
+  std::string describe;  // Scenario::describe(): parameters and seed
+  AckClockedJoinRun ack_clocked;
+  AckClockedJoinRun immediate;
+  AckClockedJoinRun uncoupled;
+  AckClockedJoinRun no_join;
+  AckClockedJoinRun single_ack_clocked;
+
+  // 1 - FCT(ack_clocked) / FCT(uncoupled): > 0.40 is criterion (a).
+  double fct_reduction() const;
+  // 1 - long bytes by horizon (ack_clocked) / (no_join): <= 0.02 is criterion (c).
+  double long_cost() const;
+};
+
+AckClockedJoinResult run_ack_clocked_join(const AckClockedJoinParams& params = {});
+std::string report_ack_clocked_join(const AckClockedJoinResult& result);
+
+}  // namespace egw::sim
