@@ -17,19 +17,20 @@
 //   |    are only counted (acked_bytes);                             |
 //   |  - no loss round is charged for losses in this phase.          |
 //   +--------------------------------------------------------------+
-//        |                         |                          |
-//        | every unvalidated       | any loss                 | RTO
-//        | packet acked, no loss   |                          |
-//        v                         v                          v
-//   VALIDATED:                  FALLBACK (no penalty):      ABANDONED: the
-//   cwnd = max(jump, acked),    cwnd = initial window,      normal RTO
-//   ssthresh = saved ssthresh   ssthresh unchanged (still   response applies
-//   (if the sender ran out of   infinite), RTT estimates    (cwnd = 1 MSS).
+//        |                         |
+//        | every unvalidated       | any loss, or an RTO (the Ensemble calls
+//        | packet acked, no loss   | on_lost: TCP fast start 3.4.4 "slow
+//        |                         | start without penalty"; the timer ran
+//        v                         v on the cached, possibly stale srtt)
+//   VALIDATED:                  FALLBACK (no penalty):      (ABANDONED: abandon()
+//   cwnd = max(jump, acked),    cwnd = initial window,      just ends the phase;
+//   ssthresh = saved ssthresh   ssthresh unchanged (still   the Ensemble no
+//   (if the sender ran out of   infinite), RTT estimates    longer uses it.)
 //   data first: everything      kept; the other packets of
 //   sent acked and nothing in   the jump lost with it do
 //   flight validates cwnd =     not decrease again.
 //   max(initial window, acked)).
-//   All three end the phase: normal slow start / congestion avoidance.
+//   Both end the phase: normal slow start / congestion avoidance.
 //
 // The RTT estimator is seeded from the cache by the Ensemble (srtt, rttvar,
 // min_rtt) whether or not a jump happens. This class is the phase bookkeeping

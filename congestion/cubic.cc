@@ -80,6 +80,19 @@ void Cubic::on_congestion_event(Instant /*now*/, std::uint32_t n_flows) {
   epoch_start_.reset();
 }
 
+void Cubic::on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) {
+  if (count == 0) return;
+  on_congestion_event(now, n_flows);  // W_max from the window before the batch
+  // Each further member multiplies by beta once more; W_max stays (n flows
+  // that each back off keep their own W_max, which add up to this one).
+  const double beta = beta_for(n_flows);
+  for (std::uint32_t i = 1; i < count; ++i) {
+    cwnd_ = std::max(cwnd_ * beta, static_cast<double>(params_.min_cwnd_bytes));
+  }
+  ssthresh_ = static_cast<ByteCount>(std::llround(cwnd_));
+  cwnd_ = static_cast<double>(ssthresh_);
+}
+
 void Cubic::on_rto(ByteCount /*bytes_in_flight*/, std::uint32_t n_flows) {
   const double reduced = std::max(cwnd_ * beta_for(n_flows),
                                   2.0 * static_cast<double>(params_.max_datagram_bytes));

@@ -42,6 +42,7 @@ class Cubic final : public WindowLaw {
   void on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
               std::uint32_t n_flows) override;
   void on_congestion_event(Instant now, std::uint32_t n_flows) override;
+  void on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
 

@@ -28,6 +28,7 @@
 #include <utility>
 
 #include "congestion/careful_resume.h"
+#include "congestion/hystart.h"
 #include "congestion/pacer.h"
 #include "congestion/rtt_estimator.h"
 #include "congestion/sent_packets.h"
@@ -64,7 +65,11 @@ struct Domain {
         sent(LossDetectionConfig{config.packet_threshold, config.time_threshold, ms(1)}),
         pacer(config.pacing.max_burst_packets),
         initial_window_bytes(initial_window_packets * config.max_datagram_bytes),
-        idle_since(now) {}
+        idle_since(now) {
+    // Slow start is never paced here (pacing is for resumes, idle restarts
+    // and paced joins), so L = 8 (RFC 9406 4.2).
+    if (config.slow_start == SlowStart::hystart_pp) hystart.emplace(/*paced=*/false);
+  }
 
   std::unique_ptr<WindowLaw> law;
   RttEstimator rtt;
@@ -72,6 +77,8 @@ struct Domain {
   Pacer pacer;
   ByteCount initial_window_bytes;
   std::optional<PacketNumber> recovery_point;  // RFC 6582 "recover"
+  std::optional<HyStart> hystart;              // SlowStart::hystart_pp
+  bool recovery_send_pending = false;          // send_one_on_recovery: one packet may go
   std::optional<Instant> rto_armed_at;
   Instant idle_since;                // when the last outstanding packet left
   ByteCount paced_budget_bytes = 0;  // rest of a paced restart-after-idle window
@@ -102,6 +109,11 @@ struct Ensemble::Impl {
     return resume && resume->active() && &d == domains.at(kSharedDomain).get();
   }
   bool idle_restart_due(const Domain& d, Instant now) const;
+  // RFC 9406 4.3: HyStart++ only in the initial slow start (ssthresh unset).
+  bool hystart_applies(const Domain& d) const {
+    return d.hystart && d.hystart->phase() != HyStart::Phase::done && !resume_active(d) &&
+           d.law->ssthresh_bytes() == kInfiniteSsthresh;
+  }
   Duration efcm_interval(const Domain& d) const {
     return efcm_burst_interval(config.pacing, d.rtt.srtt(), d.law->cwnd_bytes(),
                                config.max_datagram_bytes);
@@ -139,6 +151,8 @@ struct Ensemble::Impl {
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
   std::uint64_t rto_count = 0;
+  // `n_flows`: each member's own RFC 6582 "recover" point (one entry per member).
+  std::map<MemberId, PacketNumber> member_recovery;
 };
 
 Ensemble::Impl::Impl(const EnsembleConfig& c, Instant now, std::optional<PathState> resume_from)
@@ -203,7 +217,7 @@ Ensemble::Impl::Gate Ensemble::Impl::gate(MemberId id, Instant now) const {
   // immediate / paced joiners may send what is left of their share whatever
   // the window says; ack_clocked joiners wait for the window like everyone.
   const bool allowance = join && join->mode != JoinMode::ack_clocked && join->allowance_bytes > 0;
-  g.window_open = allowance || flight + mss <= limit;
+  g.window_open = allowance || flight + mss <= limit || d.recovery_send_pending;
   if (!g.window_open) return g;
 
   auto hold = [&](const Pacer& p, Duration interval) {
@@ -253,11 +267,29 @@ void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, Ins
     d.paced_budget_bytes = 0;
     return;
   }
-  const PacketNumber largest_lost = lost.back().number;
-  if (d.recovery_point && largest_lost <= *d.recovery_point) return;  // same loss round
-  d.law->on_congestion_event(now, law_flows());
-  ++loss_rounds;
+  std::uint32_t decreases = 0;
+  if (config.coupling == CouplingMode::n_flows) {
+    // EFCM 2.4.2: each of n flows halves its own window once per its own loss
+    // round, so the aggregate shrinks by 1/(2n) once per member that lost a
+    // packet sent after that member's last decrease. (One decrease per
+    // ensemble round would let n_flows take ~1.8x the share of n real flows
+    // when a drop-tail overflow hits several members at once.)
+    for (const SentPacket& p : lost) {
+      auto it = member_recovery.find(p.member);
+      if (it != member_recovery.end() && p.number <= it->second) continue;
+      member_recovery[p.member] = std::max(d.sent.largest_sent().value_or(0), p.number);
+      ++decreases;
+    }
+  } else {
+    const PacketNumber largest_lost = lost.back().number;
+    if (!d.recovery_point || largest_lost > *d.recovery_point) decreases = 1;  // new loss round
+  }
+  if (decreases == 0) return;
+  d.law->on_congestion_events(now, law_flows(), decreases);
+  loss_rounds += decreases;
   d.recovery_point = d.sent.largest_sent();
+  if (d.hystart) d.hystart->on_congestion();
+  d.recovery_send_pending = config.send_one_on_recovery;
   if (coupled()) cancel_join_allowances();
 }
 
@@ -275,10 +307,17 @@ void Ensemble::Impl::process_ack(Domain& d, std::span<const AckedRange> ranges,
     acked_bytes += p.bytes;
     if (!d.recovery_point || p.number > *d.recovery_point) growable_bytes += p.bytes;
   }
+  bool css_over = false;  // HyStart++ CSS ran CSS_ROUNDS: congestion avoidance
+  if (hystart_applies(d)) {
+    growable_bytes = d.hystart->on_ack(growable_bytes, result.acked.back().number,
+                                       result.rtt_sample, config.max_datagram_bytes);
+    css_over = d.hystart->phase() == HyStart::Phase::done;
+  }
   if (!resume_active(d) && growable_bytes > 0) {
     d.law->on_ack(growable_bytes, RttInfo{d.rtt.latest_rtt(), d.rtt.srtt(), d.rtt.min_rtt()},
                   now, law_flows());
   }
+  if (css_over) d.law->set_state(d.law->cwnd_bytes(), d.law->cwnd_bytes());  // ssthresh = cwnd
   on_lost(d, lost, now);
   if (resume_active(d)) {
     if (auto validated = resume->on_acked(acked_bytes, d.sent.smallest_outstanding())) {
@@ -297,12 +336,26 @@ void Ensemble::Impl::fire_rto(Domain& d, Instant now, TimeoutOutcome& out) {
   const PacketNumber recover = d.sent.largest_sent().value_or(0);
   auto lost = d.sent.take_all();
   packets_lost += lost.size();
-  if (resume_active(d)) resume->abandon();
-  d.law->on_rto(flight, law_flows());
-  d.rtt.on_rto_expired();
+  if (resume_active(d)) {
+    // TCP fast start 3.4.4, "slow start without penalty": a timeout of the
+    // unvalidated resumed window says the cached state was stale, not that
+    // the path is congested: a fresh flow's window, ssthresh not cut, no
+    // backoff. The timer ran on the cached RTT, which is no measurement of
+    // the path now either: the estimator starts afresh (RTO = 3 x
+    // initial_rtt until a sample, RFC 6298 2.1), so the retransmission does
+    // not time out spuriously again on the stale srtt.
+    const auto fallback = resume->on_lost();
+    d.law->set_state(fallback->cwnd_bytes, fallback->ssthresh_bytes);
+    d.rtt = RttEstimator(RttConfig{config.initial_rtt, config.min_rto, config.max_rto, ms(1)});
+  } else {
+    d.law->on_rto(flight, law_flows());
+    d.rtt.on_rto_expired();
+    if (d.hystart) d.hystart->on_congestion();
+  }
   ++rto_count;
   d.recovery_point = recover;
   d.paced_budget_bytes = 0;
+  d.recovery_send_pending = false;
   if (coupled()) joins.clear();
   update_timer(d, now, false);
   out.rto_fired = true;
@@ -372,6 +425,7 @@ void Ensemble::remove_member(MemberId id, Instant /*now*/) {
   if (m.members.erase(id) == 0) return;
   m.scheduler.remove(id);
   m.joins.erase(id);
+  m.member_recovery.erase(id);
   if (!m.coupled()) {
     auto it = m.domains.find(id);
     if (it != m.domains.end()) it->second->retired = true;
@@ -408,9 +462,19 @@ std::optional<MemberId> Ensemble::pick_sender(
   bool any_clocked = false;
   for (const auto& [id, j] : m.joins) any_clocked |= j.clocked_packets > 0;
   if (any_clocked) {
+    // Under preempt (E-TCP HTML-pre) the joiner's slot never overtakes an
+    // eligible member of the preempting class: a join shares the window, it
+    // does not buy precedence.
+    const SchedulerConfig& sc = m.config.scheduler;
+    const bool preempting_ready =
+        sc.policy == SchedulingPolicy::preempt &&
+        std::any_of(m.members.begin(), m.members.end(), [&](const auto& e) {
+          return e.second == sc.preempt_class && eligible(e.first);
+        });
     auto joiner = m.scheduler.pick([&](MemberId id) {
       auto it = m.joins.find(id);
-      return it != m.joins.end() && it->second.clocked_packets > 0 && eligible(id);
+      return it != m.joins.end() && it->second.clocked_packets > 0 && eligible(id) &&
+             (!preempting_ready || m.members.at(id) == sc.preempt_class);
     });
     if (joiner) return joiner;
   }
@@ -435,6 +499,8 @@ void Ensemble::on_packet_sent(const SentPacket& packet) {
     d.rto_armed_at = now;  // RFC 6298 5.1
   }
   d.sent.on_sent(packet);
+  d.recovery_send_pending = false;
+  if (d.hystart) d.hystart->on_packet_sent(packet.number);
 
   if (m.resume_active(d) && m.resume->sending_unvalidated()) {
     d.pacer.on_sent(now, m.resume_interval());

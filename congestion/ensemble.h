@@ -7,7 +7,9 @@
 //  - loss detection across members (RFC 9002 packet and time thresholds on
 //    the ensemble-wide send order): a packet of stream A is declared lost by
 //    acknowledgements of later packets of stream B;
-//  - one multiplicative decrease per loss round for the whole ensemble; an RTO
+//  - one multiplicative decrease per loss round for the whole ensemble
+//    (`n_flows`: one 1/(2n) decrease per member that lost in its own round,
+//    as each of n flows would halve its share, EFCM 2.4.2); an RTO
 //    only when the whole ensemble heard nothing, so one stream's tail loss
 //    never sends the ensemble back to slow start while others are acked;
 //  - a stride scheduler that picks which member sends the next packet;
@@ -46,6 +48,10 @@ enum class CouplingMode {
 
 enum class WindowLawKind { newreno, cubic };
 
+// How a domain's initial slow start ends: at the first loss (RFC 5681), or
+// earlier, when the RTT grows, with HyStart++ (RFC 9406, congestion/hystart.h).
+enum class SlowStart { standard, hystart_pp };
+
 enum class JoinMode {
   ack_clocked,  // seed 003 Algorithm 1: the joiner's share is released by ACKs of the others
   immediate,    // the joiner may send its share at once (the bursty baseline)
@@ -66,6 +72,11 @@ struct ResumeConfig {
 struct EnsembleConfig {
   CouplingMode coupling = CouplingMode::single;
   WindowLawKind law = WindowLawKind::newreno;
+  SlowStart slow_start = SlowStart::standard;  // every domain (`none`: each member)
+  // RFC 9002 7.3.2 / RFC 6675 5: on entering recovery one packet may be sent
+  // at once whatever the reduced window says, so the first retransmission is
+  // not held until the flight drains below the new cwnd.
+  bool send_one_on_recovery = false;
   JoinMode join = JoinMode::ack_clocked;
   ByteCount max_datagram_bytes = 1200;        // window arithmetic unit ("MSS")
   std::uint32_t initial_window_packets = 10;  // RFC 6928

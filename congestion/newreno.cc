@@ -20,10 +20,15 @@ void NewReno::on_ack(ByteCount acked_bytes, const RttInfo& /*rtt*/, Instant /*no
     cwnd_ = ssthresh_;
     acked_bytes -= room;  // the rest counts in congestion avoidance
   }
-  ca_acked_bytes_ += acked_bytes;
-  while (ca_acked_bytes_ >= cwnd_ && cwnd_ > 0) {
-    ca_acked_bytes_ -= cwnd_;
-    cwnd_ += n_flows * params_.max_datagram_bytes;
+  // n flows with windows cwnd/n each add one SMSS per own window acked: the
+  // aggregate adds one SMSS per cwnd/n bytes acked, spread over the window
+  // rather than n SMSS at once (a burst of n extra packets that a full
+  // drop-tail queue drops together, charging n members at once).
+  const ByteCount window = cwnd_;
+  ca_acked_bytes_ += acked_bytes * n_flows;
+  while (ca_acked_bytes_ >= window && window > 0) {
+    ca_acked_bytes_ -= window;
+    cwnd_ += params_.max_datagram_bytes;
   }
 }
 

@@ -50,6 +50,13 @@ class WindowLaw {
                       std::uint32_t n_flows) = 0;
   // One multiplicative decrease (the caller guarantees one per loss round).
   virtual void on_congestion_event(Instant now, std::uint32_t n_flows) = 0;
+  // `count` decreases from one batch of losses (`n_flows`: several members
+  // each lost in their own round, EFCM 2.4.2). The default applies them one
+  // by one; a law with per-epoch memory (CUBIC's W_max) treats them as one
+  // event that starts from the window before the batch.
+  virtual void on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) {
+    for (std::uint32_t i = 0; i < count; ++i) on_congestion_event(now, n_flows);
+  }
   // Retransmission timeout (RFC 5681 3.1 eq. 4 and LW): back to one segment.
   virtual void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) = 0;
   // Overwrite the state (resume from a cache, validation, fallback). Any

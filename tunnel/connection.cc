@@ -120,6 +120,7 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
   acked_streams.clear();
   for (const congestion::SentPacket& p : outcome.acked) on_packet_acked(p.number);
   for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number);
+  for (const AckRange& r : f.ranges) on_late_ack(r.smallest, r.largest);
   // Streams whose data was acknowledged may have room again, or be done.
   std::sort(acked_streams.begin(), acked_streams.end());
   acked_streams.erase(std::unique(acked_streams.begin(), acked_streams.end()),
@@ -361,6 +362,7 @@ void Connection::Impl::maybe_retire_ensemble(Instant now) {
   last_ensemble_stats = es;
   ensemble.reset();
   sent.clear();  // only packets the retired ensemble no longer tracks
+  declared_lost.clear();
   pacing_release.reset();
 }
 

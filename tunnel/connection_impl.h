@@ -36,6 +36,7 @@ namespace egw::tunnel {
 inline constexpr std::size_t kMaxPendingResets = 4096;
 inline constexpr std::size_t kMaxResetTombstones = 4096;
 inline constexpr std::size_t kMaxPeerIdIntervals = 1024;
+inline constexpr std::size_t kMaxDeclaredLostRecords = 1024;
 
 struct Stream {
   Stream(StreamId stream_id, bool opened_locally, const ConnectionConfig& config)
@@ -131,6 +132,7 @@ struct Connection::Impl {
   Datagram seal(std::vector<std::byte>& payload);
   void on_packet_acked(PacketNumber number);
   void on_packet_lost(PacketNumber number);
+  void on_late_ack(PacketNumber smallest, PacketNumber largest);
   std::optional<Instant> next_timeout() const;
   void on_timeout(Instant now);
   std::optional<Instant> idle_deadline() const;
@@ -144,6 +146,11 @@ struct Connection::Impl {
   std::unique_ptr<congestion::Ensemble> ensemble;
   congestion::EnsembleStats last_ensemble_stats;
   std::map<PacketNumber, SentRecord> sent;
+  // Stream chunks of packets declared lost, so a late ACK still settles them
+  // and they are not sent again (TCP fast start 3.4.4: a failed resume keeps
+  // what got through; RFC 9002 6.1.2 spurious losses). Oldest dropped beyond
+  // kMaxDeclaredLostRecords; cleared with sent.
+  std::map<PacketNumber, std::vector<SentChunk>> declared_lost;
   PacketNumber next_packet_number = 0;
 
   std::map<StreamId, Stream> streams;

@@ -238,7 +238,27 @@ void Connection::Impl::on_packet_lost(PacketNumber number) {
     }
     if (s && (s->open_pending || s->class_pending || s->credit_pending)) mark_control(*s);
   }
+  if (!record.chunks.empty()) {
+    declared_lost.emplace(number, record.chunks);
+    if (declared_lost.size() > kMaxDeclaredLostRecords) declared_lost.erase(declared_lost.begin());
+  }
   sent.erase(it);
+}
+
+// An ACK for packets already declared lost: their data arrived after all.
+// Only the streams learn it (the ensemble has settled those packets).
+void Connection::Impl::on_late_ack(PacketNumber smallest, PacketNumber largest) {
+  auto it = declared_lost.lower_bound(smallest);
+  while (it != declared_lost.end() && it->first <= largest) {
+    for (const SentChunk& c : it->second) {
+      Stream* s = find(c.stream_id);
+      if (!s) continue;
+      s->send.on_acked(c.offset, c.length, c.fin);  // cancels the pending resend
+      if (!s->send.has_retransmission()) retransmit_streams.erase(c.stream_id);
+      acked_streams.push_back(c.stream_id);
+    }
+    it = declared_lost.erase(it);
+  }
 }
 
 // ------------------------------------------------------------ timers

@@ -37,9 +37,16 @@ sim::PairConfig web_pair_config(const WebPagesParams& params, const WebVariant& 
   pair.coupling = variant.coupling;
   pair.policy = variant.policy;
   pair.initial_window_packets = params.initial_window_packets;
-  const std::uint32_t ack_every = params.ack_every_packets;
-  pair.customize = [ack_every](tunnel::ConnectionConfig& c) { c.ack_every_packets = ack_every; };
+  pair.customize = [params](tunnel::ConnectionConfig& c) {
+    c.ack_every_packets = params.ack_every_packets;
+    c.ensemble.slow_start = params.slow_start;
+    c.ensemble.send_one_on_recovery = params.send_one_on_recovery;
+  };
   return pair;
+}
+
+sim::WebClientConfig web_client_config(const WebPagesParams& params) {
+  return {.max_concurrent = params.max_concurrent, .port = 80, .links = params.links};
 }
 
 FetchTimes fetch_times(sim::Scenario& scenario, std::size_t pair, const sim::WebClient& web) {
@@ -70,7 +77,7 @@ WebPagesResult run_web_pages(const WebPagesParams& params) {
       sim::Scenario s(web_path_config(params));
       if (result.network.empty()) result.network = s.describe();
       const auto pair = s.add_pair(web_pair_config(params, variant));
-      auto& web = s.add_web(pair, etcp_page(page), {.max_concurrent = params.max_concurrent},
+      auto& web = s.add_web(pair, etcp_page(page), web_client_config(params),
                             instant_at(ms(0)));
       s.run_until_done(instant_at(params.deadline));
       result.runs.push_back({page, variant.name, fetch_times(s, pair, web)});

@@ -6,10 +6,16 @@
 //   requests ->                                                <- responses
 //
 // Per page and variant: one Scenario, one pair, one WebClient (concurrency 4,
-// one stream per object, embedded objects requested when the root HTML has
-// arrived), run until the page is complete. Measured like the paper: HTML
-// time (request of the root to the last HTML byte) and page time (to the
-// last byte of the page), at the client.
+// one stream per object), run until the page is complete. The client
+// requests the embedded objects as their links arrive in the root HTML
+// (LinkDiscovery::while_parsing: link k of n at byte k * size / (n + 1)), as
+// the paper's client "issue[s] requests as it encounters links while parsing
+// the HTML" (4.3); this is what makes a server interleave image packets with
+// the HTML (4.1). Requesting only after the whole HTML left nothing to
+// schedule: on pages with one HTML part every variant then had the same
+// HTML time. Measured like the paper, at the client: HTML time (request of
+// the root to the last byte of the last HTML part) and page time (to the
+// last byte of the page).
 //
 // Choices where the paper leaves our knobs open (ns-2, 1998-2000):
 //  - packet_bytes = 552: the datagram carries the paper's 512-byte MSS plus
@@ -54,8 +60,12 @@ struct WebPagesParams {
   std::size_t queue_limit_packets = 10;
   ByteCount packet_bytes = 552;
   std::size_t max_concurrent = 4;
+  sim::LinkDiscovery links = sim::LinkDiscovery::while_parsing;
   std::uint32_t initial_window_packets = 1;
   std::uint32_t ack_every_packets = 1;
+  // Applied to every variant alike (both sides' ensembles).
+  congestion::SlowStart slow_start = congestion::SlowStart::standard;
+  bool send_one_on_recovery = false;
   std::vector<EtcpPage> pages{kEtcpPages.begin(), kEtcpPages.end()};
   std::vector<WebVariant> variants = etcp_variants();
   std::uint64_t seed = 1;
@@ -92,6 +102,7 @@ std::string report_web_pages(const WebPagesResult& result);
 // The pieces, shared with the temporal sharing experiment.
 sim::PathConfig web_path_config(const WebPagesParams& params);
 sim::PairConfig web_pair_config(const WebPagesParams& params, const WebVariant& variant);
+sim::WebClientConfig web_client_config(const WebPagesParams& params);
 // Reads a finished (or timed-out) fetch; `pair` is the pair it ran on.
 FetchTimes fetch_times(sim::Scenario& scenario, std::size_t pair, const sim::WebClient& web);
 

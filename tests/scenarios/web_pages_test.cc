@@ -9,8 +9,9 @@
 // drop-tail queue 10 packets each way, datagrams of 552 bytes (the paper's
 // 512-byte MSS + 40 bytes of headers; ~516 bytes of object data each) plus 28
 // bytes IPv4+UDP on the wire, initial window 1 packet, an ACK for every packet,
-// NewReno, client concurrency 4, embedded objects requested once the root HTML
-// has arrived, seed 1. Pages (etcp_pages.h): text, map, graphics, frames, java.
+// NewReno, client concurrency 4, embedded objects requested as their links
+// arrive in the root HTML (link k of n at byte k * size / (n + 1)), seed 1.
+// Pages (etcp_pages.h): text, map, graphics, frames, java.
 // Variants: reno-bundle (CouplingMode::none, every stream its own NewReno),
 // etcp-preempt (CouplingMode::single, SchedulingPolicy::preempt = HTML-pre),
 // and for the report etcp-content, etcp-decay, etcp-fair.
@@ -18,7 +19,17 @@
 // Criteria (issue 2, 5.4): etcp-preempt faster than the reno-bundle for HTML
 // on all five pages, and for the whole page on the pages with many objects
 // (graphics, frames, java). Paper: HTML 4-75 %, whole page 17-61 % faster.
+//
+// Known gap (text page HTML): preempt and bundle send the 29K HTML alone in
+// the same slow start and both lose its tail to the queue; the bundle's HTML
+// flow then recovers alone, while the ensemble's window has meanwhile been
+// filled with image packets, so its retransmissions queue behind them. The
+// paper's ns-2 Reno bundle could not recover those multiple losses without a
+// timeout ("Reno connections had multiple losses during the transmission of
+// the HTML part", 4.4); our bundle's per-stream controllers use RFC 9002 loss
+// detection across ACK ranges and recover in one round trip.
 #include <iostream>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -27,30 +38,43 @@
 namespace egw::scenarios {
 namespace {
 
-TEST(ScenarioEtcpWebPages, PreemptEnsembleBeatsRenoBundle) {
-  const WebPagesParams params;
-  const WebPagesResult result = run_web_pages(params);
-  std::cout << report_web_pages(result);
+// Deterministic, so every test in this file can share one run.
+const WebPagesResult& result() {
+  static const WebPagesResult r = [] {
+    WebPagesResult out = run_web_pages(WebPagesParams{});
+    std::cout << report_web_pages(out);
+    return out;
+  }();
+  return r;
+}
 
-  const std::string reno = reno_bundle_variant().name;
-  const std::string pre = etcp_preempt_variant().name;
-  for (const auto& run : result.runs) {
+const FetchTimes& times(EtcpPage page, const WebVariant& variant) {
+  const FetchTimes* t = result().find(page, variant.name);
+  if (t == nullptr) throw std::logic_error("missing run");
+  return *t;
+}
+
+TEST(ScenarioEtcpWebPages, EveryPageCompletesIntact) {
+  ASSERT_EQ(result().runs.size(), kEtcpPages.size() * etcp_variants().size());
+  for (const auto& run : result().runs) {
     SCOPED_TRACE(std::string(to_string(run.page)) + " " + run.variant);
     EXPECT_TRUE(run.times.complete);
     EXPECT_EQ(run.times.errors, 0u);
   }
+}
+
+TEST(ScenarioEtcpWebPages, PreemptHtmlFasterThanRenoBundleOnEveryPage) {
   for (const EtcpPage page : kEtcpPages) {
     SCOPED_TRACE(std::string(to_string(page)));
-    const FetchTimes* r = result.find(page, reno);
-    const FetchTimes* e = result.find(page, pre);
-    ASSERT_NE(r, nullptr);
-    ASSERT_NE(e, nullptr);
-    // HTML on every page: preempt strictly faster than the bundle.
-    EXPECT_LT(e->html, r->html);
-    // Whole page on the pages with many objects (14, 27 and 36 objects).
-    if (page == EtcpPage::graphics || page == EtcpPage::frames || page == EtcpPage::java) {
-      EXPECT_LT(e->page, r->page);
-    }
+    EXPECT_LT(times(page, etcp_preempt_variant()).html, times(page, reno_bundle_variant()).html);
+  }
+}
+
+TEST(ScenarioEtcpWebPages, PreemptPageFasterThanRenoBundleOnManyObjectPages) {
+  // graphics 14, frames 27 and java 36 objects (text has 4, map 5).
+  for (const EtcpPage page : {EtcpPage::graphics, EtcpPage::frames, EtcpPage::java}) {
+    SCOPED_TRACE(std::string(to_string(page)));
+    EXPECT_LT(times(page, etcp_preempt_variant()).page, times(page, reno_bundle_variant()).page);
   }
 }
 

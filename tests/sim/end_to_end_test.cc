@@ -242,5 +242,29 @@ TEST(EndToEndTest, SecondConnectionResumesFromTheTemporalCache) {
   EXPECT_LE(*second.completion_time(), *first.completion_time());
 }
 
+
+TEST(EndToEndTest, RecoversFromSlowStartOvershootAtEveryQueueSize) {
+  // The BDP is 10^7 * 0.1 / 8 = 125 kB ~= 102 packets of 1228 B on the wire:
+  // every queue below leaves slow start with a burst of losses to repair.
+  for (std::size_t queue : {20u, 50u, 100u}) {
+    PathConfig path = ten_megabit_path();
+    path.queue_limit_packets = queue;
+    Scenario s(path);
+    const std::size_t pair = s.add_pair();
+    BulkConfig config;
+    config.bytes = kOneMegabyte;
+    auto& bulk = s.add_bulk(pair, config, instant_at(ms(0)));
+    const bool done = s.run_until_done(instant_at(ms(30'000)));
+    const auto st = s.server(pair).connection().stats();
+    std::cout << "[ result   ] queue " << queue << ": delivered " << bulk.bytes_delivered() << " B, lost "
+              << st.ensemble.packets_lost << ", retransmitted " << st.stream_bytes_retransmitted
+              << " B, in flight " << st.ensemble.bytes_in_flight << "\n";
+    EXPECT_TRUE(done) << "queue " << queue;
+    EXPECT_GT(s.network().reverse().stats().dropped(DropCause::queue_full), 0u);
+    EXPECT_GT(st.stream_bytes_retransmitted, 0u);
+    EXPECT_EQ(bulk.mismatches(), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace egw::sim

@@ -147,6 +147,11 @@ void WebClient::on_readable(TunnelHost& host, StreamId id) {
   auto& [index, reader] = it->second;
   reader.pump(host.connection(), scratch_, host.now());
   objects_[index].bytes = reader.bytes();
+  if (config_.links == LinkDiscovery::while_parsing && first_html_ && index == *first_html_ &&
+      !reader.fin()) {
+    discover_links(reader.bytes(), false);
+    request_more();
+  }
   if (reader.fin()) {
     errors_ += reader.mismatches();
     if (reader.bytes() != page_[index].size_bytes) ++errors_;
@@ -155,6 +160,19 @@ void WebClient::on_readable(TunnelHost& host, StreamId id) {
     on_object_done(done_index);
   }
   host.flush();
+}
+
+void WebClient::discover_links(ByteCount html_bytes, bool html_done) {
+  const std::uint64_t others = page_.size() - 1;  // called only when first_html_ is set
+  const ByteCount html_size = page_[*first_html_].size_bytes;
+  while (links_found_ < others) {
+    const std::uint64_t k = links_found_ + 1;
+    // Link k of n at byte k * size / (n + 1): evenly spread, none at the very end.
+    if (!html_done && html_bytes < k * html_size / (others + 1)) break;
+    const std::uint32_t index = links_found_ < *first_html_ ? links_found_ : links_found_ + 1;
+    queue_.push_back(index);
+    ++links_found_;
+  }
 }
 
 void WebClient::on_reset(TunnelHost&, StreamId id, std::uint64_t) {
@@ -171,12 +189,9 @@ void WebClient::on_object_done(std::uint32_t index) {
   objects_[index].completed_at = now;
   ++done_;
   if (page_[index].is_html && ++html_done_ == html_total_) html_completed_at_ = now;
-  if (first_html_ && index == *first_html_) {
-    // E-TCP: the embedded objects are requested once the HTML has arrived.
-    for (std::uint32_t i = 0; i < page_.size(); ++i) {
-      if (i != *first_html_) queue_.push_back(i);
-    }
-  }
+  // E-TCP: the embedded objects are requested once the HTML has arrived
+  // (or, while_parsing, the rest of them).
+  if (first_html_ && index == *first_html_) discover_links(objects_[index].bytes, true);
   if (done_ == page_.size()) page_completed_at_ = now;
   request_more();
 }

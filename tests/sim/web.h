@@ -3,6 +3,12 @@
 // requests every other object (embedded objects, and any further HTML parts),
 // keeping at most max_concurrent requests outstanding (0 = unlimited). One
 // stream per object, opened with the object's class as hint.
+// With LinkDiscovery::while_parsing the client instead requests objects "as
+// it encounters links while parsing the HTML" (E-TCP 4.3): the links to the
+// n other objects are spread evenly through the first HTML object, link k
+// (1..n, page order) at byte k * size / (n + 1), and object k is queued once
+// that byte has arrived; so a server sends embedded objects while the HTML
+// is still in flight, which is what the scheduling policies act on.
 //
 // Wire format of a request (client -> server, then FIN), 13 bytes:
 //   u32 object index | u64 response size in bytes | u8 ContentClass   (big-endian)
@@ -59,9 +65,15 @@ class WebServer : public StreamHandler {
   std::uint64_t errors_ = 0;
 };
 
+enum class LinkDiscovery {
+  html_complete,  // every other object is queued when the first HTML has arrived
+  while_parsing,  // queued as the first HTML's bytes arrive (see above)
+};
+
 struct WebClientConfig {
   std::size_t max_concurrent = 0;  // outstanding object requests; 0 = unlimited
   std::uint16_t port = 80;
+  LinkDiscovery links = LinkDiscovery::html_complete;
 };
 
 struct ObjectTiming {
@@ -97,6 +109,9 @@ class WebClient : public StreamHandler {
  private:
   void request_more();
   void on_object_done(std::uint32_t index);
+  // Queues the other objects whose links lie within the first `html_bytes`
+  // bytes of the first HTML object (all of them when html_done).
+  void discover_links(ByteCount html_bytes, bool html_done);
 
   TunnelHost& host_;
   Page page_;
@@ -109,6 +124,7 @@ class WebClient : public StreamHandler {
   std::size_t html_total_ = 0;
   std::size_t html_done_ = 0;
   std::optional<std::uint32_t> first_html_;
+  std::uint32_t links_found_ = 0;  // other objects queued so far, in page order
   std::size_t max_outstanding_ = 0;
   std::uint64_t errors_ = 0;
   std::optional<Instant> started_at_;

@@ -1,0 +1,73 @@
+// A join under the preempt policy (E-TCP HTML-pre): the joiner's ACK-clocked
+// share (seed 003) must not overtake the preempting class.
+//
+//   H (html): |==== 10 packets in flight (cwnd 12000) ====| still has data
+//   I (image) joins: share = 12000 * 3 / (12 + 3) tickets = 2400 bytes = 2 packets
+//   Every slot freed by acks goes to H while H has data; I's share is used
+//   only once H has nothing to send.
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "congestion/ensemble.h"
+#include "tests/congestion/ensemble_test_helpers.h"
+
+namespace egw::congestion {
+namespace {
+
+using testing::Harness;
+using testing::test_config;
+
+constexpr MemberId H = 1;
+constexpr MemberId I = 2;
+
+TEST(EnsemblePreemptJoin, ClockedJoinerDoesNotOvertakeThePreemptingClass) {
+  auto config = test_config();
+  config.join = JoinMode::ack_clocked;
+  config.scheduler.policy = SchedulingPolicy::preempt;
+  Harness h(config);
+  h.ensemble.add_member(H, ContentClass::html, h.now);
+  ASSERT_EQ(h.fill(H), 10);
+  h.ensemble.add_member(I, ContentClass::image, h.now);
+
+  int html_data_left = 6;
+  const auto has_data = [&](MemberId id) { return id == I || html_data_left > 0; };
+  std::vector<MemberId> picks;
+  for (PacketNumber acked = 1; acked <= 5; ++acked) {
+    h.now += ms(10);
+    h.ack_range(acked, acked);  // slow start: each ack frees 2 slots
+    while (auto m = h.ensemble.pick_sender(h.now, has_data)) {
+      picks.push_back(*m);
+      h.send(*m);
+      if (*m == H) --html_data_left;
+    }
+  }
+  // 5 acks free 10 slots: the first 6 are H's (all its data), then I's.
+  ASSERT_EQ(picks.size(), 10u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(picks[i], H) << "pick " << i;
+  for (int i = 6; i < 10; ++i) EXPECT_EQ(picks[i], I) << "pick " << i;
+}
+
+TEST(EnsemblePreemptJoin, HtmlJoinerStillGetsItsClockedSlots) {
+  auto config = test_config();
+  config.join = JoinMode::ack_clocked;
+  config.scheduler.policy = SchedulingPolicy::preempt;
+  Harness h(config);
+  h.ensemble.add_member(H, ContentClass::html, h.now);
+  ASSERT_EQ(h.fill(H), 10);
+  constexpr MemberId H2 = 3;  // a second HTML part joins
+  h.ensemble.add_member(H2, ContentClass::html, h.now);
+  const auto always = [](MemberId) { return true; };
+  h.now += ms(10);
+  h.ack_range(1, 1);  // frees 2 slots
+  // share = 12000 * 12 / 24 = 6000 bytes = 5 clocked packets: both slots go to H2.
+  std::vector<MemberId> picks;
+  while (auto m = h.ensemble.pick_sender(h.now, always)) {
+    picks.push_back(*m);
+    h.send(*m);
+  }
+  EXPECT_EQ(picks, (std::vector<MemberId>{H2, H2}));
+}
+
+}  // namespace
+}  // namespace egw::congestion

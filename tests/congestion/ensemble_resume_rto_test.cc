@@ -1,0 +1,84 @@
+// A retransmission timeout while the resumed window is unvalidated (TCP fast
+// start, seed 004 section 3.4.4, "slow start without penalty"): the cached
+// state was stale, so the ensemble restarts like a fresh flow without the
+// RTO's ssthresh cut; an RTO outside the resume phase keeps RFC 5681 3.1.
+#include <gtest/gtest.h>
+
+#include "congestion/ensemble.h"
+#include "congestion/window_law.h"
+#include "tests/congestion/ensemble_test_helpers.h"
+
+namespace egw::congestion {
+namespace {
+
+using testing::Harness;
+using testing::kMss;
+using testing::test_config;
+
+constexpr MemberId A = 1;
+
+PathState cached() {
+  PathState s;
+  s.cwnd_bytes = 48000;  // 40 packets: the jump is 20
+  s.ssthresh_bytes = 30000;
+  s.srtt = ms(100);
+  s.rttvar = ms(10);
+  s.min_rtt = ms(90);
+  s.max_datagram_bytes = kMss;
+  return s;
+}
+
+TimeoutOutcome fire_rto(Harness& h) {
+  const auto deadline = h.ensemble.next_timeout();
+  EXPECT_TRUE(deadline);
+  h.now = *deadline;
+  return h.ensemble.on_timeout(h.now);
+}
+
+TEST(EnsembleResumeRto, TimeoutOfTheUnvalidatedWindowFallsBackWithoutPenalty) {
+  Harness h(test_config(), cached());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  int sent = 0;
+  while (h.ensemble.low_priority() && sent < 100) {
+    if (auto r = h.ensemble.next_pacing_release(h.now)) h.now = *r;
+    h.send(A);
+    ++sent;
+  }
+  ASSERT_EQ(sent, 20);  // 48000 / 2 / 1200
+  // Nothing comes back (every low-priority packet dropped, or a stale srtt).
+  const auto out = fire_rto(h);
+  EXPECT_TRUE(out.rto_fired);
+  EXPECT_EQ(out.lost.size(), 20u);
+  const auto st = h.stats();
+  EXPECT_EQ(st.rto_count, 1u);
+  EXPECT_EQ(st.cwnd_bytes, 12000u);                 // a fresh flow's 10 x 1200
+  EXPECT_EQ(st.ssthresh_bytes, kInfiniteSsthresh);  // not FlightSize / 2 = 12000
+  EXPECT_EQ(st.loss_rounds, 0u);
+  EXPECT_FALSE(h.ensemble.low_priority());
+  // Slow start from there: a full window acked doubles it.
+  EXPECT_EQ(h.fill(A), 10);
+  h.now += ms(100);
+  h.ack_range(21, 30);
+  EXPECT_EQ(h.cwnd(), 24000u);
+}
+
+TEST(EnsembleResumeRto, TimeoutAfterValidationIsAnOrdinaryRto) {
+  Harness h(test_config(), cached());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  while (h.ensemble.low_priority()) {
+    if (auto r = h.ensemble.next_pacing_release(h.now)) h.now = *r;
+    h.send(A);
+  }
+  h.now += ms(100);
+  h.ack_range(1, 20);  // validated: cwnd 24000, ssthresh 30000
+  ASSERT_EQ(h.cwnd(), 24000u);
+  ASSERT_EQ(h.fill(A), 20);
+  const auto out = fire_rto(h);
+  EXPECT_TRUE(out.rto_fired);
+  // RFC 5681 3.1: ssthresh = max(FlightSize / 2, 2 MSS) = 24000 / 2, cwnd = 1 MSS.
+  EXPECT_EQ(h.stats().ssthresh_bytes, 12000u);
+  EXPECT_EQ(h.cwnd(), kMss);
+}
+
+}  // namespace
+}  // namespace egw::congestion
