@@ -9,7 +9,12 @@
 //  - Loss rounds (RFC 6582 3.2 "recover", RFC 9002 7.3.2): on a congestion
 //    event the domain remembers the largest packet number sent so far; losses
 //    of packets at or below it belong to the same round and do not decrease
-//    again, and their acks do not grow the window.
+//    again, and their acks do not grow the window. With send_one_on_recovery
+//    the next packet may leave whatever the reduced window says (7.3.2).
+//  - HyStart++ (SlowStart::hystart_pp): while ssthresh is unset, each ack's
+//    growable bytes pass through the domain's HyStart (congestion/hystart.h),
+//    which sees every packet number sent and every RTT sample; when its CSS
+//    ends, ssthresh = cwnd.
 //  - RTO (RFC 6298 5.1-5.7) per domain: armed when a packet leaves an idle
 //    domain, restarted by every ack of new data (from any member of the
 //    domain), off when nothing is outstanding.

@@ -12,6 +12,9 @@
 //    as each of n flows would halve its share, EFCM 2.4.2); an RTO
 //    only when the whole ensemble heard nothing, so one stream's tail loss
 //    never sends the ensemble back to slow start while others are acked;
+//  - optionally HyStart++ (RFC 9406) to leave the initial slow start when
+//    the RTT grows, and one packet at once on entering recovery (RFC 9002
+//    7.3.2); both per domain, off by default;
 //  - a stride scheduler that picks which member sends the next packet;
 //  - joins that take a share of the aggregate released on the ACK clock;
 //  - a resume from a cached PathState (careful resume / TCP fast start; the

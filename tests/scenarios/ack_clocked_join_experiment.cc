@@ -8,7 +8,7 @@
 
 #include "tests/sim/scenario.h"
 
-namespace egw::sim {
+namespace egw::scenarios {
 
 namespace {
 
@@ -241,4 +241,4 @@ std::string report_ack_clocked_join(const AckClockedJoinResult& r) {
   return out.str();
 }
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

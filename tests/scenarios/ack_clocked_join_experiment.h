@@ -30,7 +30,11 @@
 #include "common/units.h"
 #include "congestion/ensemble.h"
 
-namespace egw::sim {
+namespace egw::sim {}
+namespace egw::scenarios {
+
+// Experiments are written in the simulator's vocabulary.
+using namespace egw::sim;
 
 struct AckClockedJoinParams {
   std::uint64_t bottleneck_bits_per_second = 10'000'000;
@@ -105,4 +109,4 @@ struct AckClockedJoinResult {
 AckClockedJoinResult run_ack_clocked_join(const AckClockedJoinParams& params = {});
 std::string report_ack_clocked_join(const AckClockedJoinResult& result);
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

@@ -44,7 +44,7 @@
 
 #include "tests/scenarios/ack_clocked_join_experiment.h"
 
-namespace egw::sim {
+namespace egw::scenarios {
 namespace {
 
 using V = AckClockedJoinVariant;
@@ -148,4 +148,4 @@ TEST_F(ScenarioAckClockedJoin, ReportAgainstThePaper) {
 }
 
 }  // namespace
-}  // namespace egw::sim
+}  // namespace egw::scenarios

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace egw::sim {
+namespace egw::scenarios {
 
 double AggressivenessResult::bundle_to_flow_ratio(const CompetitionResult& r) {
   const double flow = r.groups.at(1).total_bits_per_second;
@@ -69,4 +69,4 @@ std::string report_aggressiveness(const AggressivenessResult& r) {
   return out.str();
 }
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

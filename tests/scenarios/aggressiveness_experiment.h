@@ -18,7 +18,11 @@
 
 #include "tests/scenarios/bulk_competition.h"
 
-namespace egw::sim {
+namespace egw::sim {}
+namespace egw::scenarios {
+
+// Experiments are written in the simulator's vocabulary.
+using namespace egw::sim;
 
 struct AggressivenessParams {
   CompetitionPath path;  // 10 Mbit/s, 100 ms RTT, 1 BDP queue, NewReno, 10..60 s window
@@ -51,4 +55,4 @@ AggressivenessResult run_aggressiveness(const AggressivenessParams& params = {})
 std::string report_bundle_vs_one_flow(const CompetitionResult& run, const char* criterion);
 std::string report_aggressiveness(const AggressivenessResult& result);
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

@@ -24,7 +24,7 @@
 
 #include "tests/scenarios/aggressiveness_experiment.h"
 
-namespace egw::sim {
+namespace egw::scenarios {
 namespace {
 
 using congestion::CouplingMode;
@@ -96,4 +96,4 @@ TEST(ScenarioAggressiveness, SameSeedGivesSameThroughputs) {
 }
 
 }  // namespace
-}  // namespace egw::sim
+}  // namespace egw::scenarios

@@ -4,7 +4,7 @@
 
 #include "tests/sim/scenario.h"
 
-namespace egw::sim {
+namespace egw::scenarios {
 
 namespace {
 
@@ -143,4 +143,4 @@ CompetitionResult run_competition(const CompetitionPath& cp,
   return r;
 }
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

@@ -25,7 +25,11 @@
 #include "common/units.h"
 #include "congestion/ensemble.h"
 
-namespace egw::sim {
+namespace egw::sim {}
+namespace egw::scenarios {
+
+// Experiments are written in the simulator's vocabulary.
+using namespace egw::sim;
 
 struct CompetitionPath {
   std::uint64_t bottleneck_bits_per_second = 10'000'000;
@@ -92,4 +96,4 @@ CompetitionResult run_competition(const CompetitionPath& path,
 // when one takes everything (Jain 1991, as used in EFCM section 5).
 double jain_index(const std::vector<double>& values);
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

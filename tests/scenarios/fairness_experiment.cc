@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace egw::sim {
+namespace egw::scenarios {
 
 double FairnessResult::ratio() const {
   const double independent = run.groups.at(1).total_bits_per_second;
@@ -61,4 +61,4 @@ std::string report_fairness(const FairnessResult& r) {
   return out.str();
 }
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

@@ -18,7 +18,11 @@
 
 #include "tests/scenarios/bulk_competition.h"
 
-namespace egw::sim {
+namespace egw::sim {}
+namespace egw::scenarios {
+
+// Experiments are written in the simulator's vocabulary.
+using namespace egw::sim;
 
 struct FairnessParams {
   CompetitionPath path;  // 10 Mbit/s, 100 ms RTT, 1 BDP queue, NewReno, 10..60 s window
@@ -37,4 +41,4 @@ struct FairnessResult {
 FairnessResult run_fairness(const FairnessParams& params = {});
 std::string report_fairness(const FairnessResult& result);
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

@@ -23,7 +23,7 @@
 
 #include "tests/scenarios/fairness_experiment.h"
 
-namespace egw::sim {
+namespace egw::scenarios {
 namespace {
 
 TEST(ScenarioFairness, NFlowsEnsembleOfFourMatchesFourFlowsAndSharesFairly) {
@@ -55,4 +55,4 @@ TEST(ScenarioFairness, NFlowsEnsembleOfFourMatchesFourFlowsAndSharesFairly) {
 }
 
 }  // namespace
-}  // namespace egw::sim
+}  // namespace egw::scenarios

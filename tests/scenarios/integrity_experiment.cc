@@ -5,7 +5,7 @@
 
 #include "tests/sim/scenario.h"
 
-namespace egw::sim {
+namespace egw::scenarios {
 
 bool IntegrityResult::intact() const {
   if (!all_complete || streams.empty()) return false;
@@ -111,4 +111,4 @@ std::string report_integrity(const std::vector<IntegrityResult>& results) {
   return out.str();
 }
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

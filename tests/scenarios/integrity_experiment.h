@@ -23,7 +23,11 @@
 #include "common/units.h"
 #include "congestion/ensemble.h"
 
-namespace egw::sim {
+namespace egw::sim {}
+namespace egw::scenarios {
+
+// Experiments are written in the simulator's vocabulary.
+using namespace egw::sim;
 
 struct IntegrityParams {
   std::uint64_t bottleneck_bits_per_second = 10'000'000;
@@ -73,4 +77,4 @@ struct IntegrityResult {
 IntegrityResult run_integrity(const IntegrityParams& params);
 std::string report_integrity(const std::vector<IntegrityResult>& results);
 
-}  // namespace egw::sim
+}  // namespace egw::scenarios

@@ -23,7 +23,7 @@
 
 #include "tests/scenarios/integrity_experiment.h"
 
-namespace egw::sim {
+namespace egw::scenarios {
 namespace {
 
 void expect_intact(const IntegrityResult& r) {
@@ -99,4 +99,4 @@ TEST(ScenarioIntegrity, SameSeedGivesSameResult) {
 }
 
 }  // namespace
-}  // namespace egw::sim
+}  // namespace egw::scenarios

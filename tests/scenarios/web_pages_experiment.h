@@ -63,9 +63,10 @@ struct WebPagesParams {
   sim::LinkDiscovery links = sim::LinkDiscovery::while_parsing;
   std::uint32_t initial_window_packets = 1;
   std::uint32_t ack_every_packets = 1;
-  // Applied to every variant alike (both sides' ensembles).
-  congestion::SlowStart slow_start = congestion::SlowStart::standard;
-  bool send_one_on_recovery = false;
+  // Applied to every variant alike (both sides' ensembles); the product's
+  // defaults unless an experiment asks otherwise.
+  congestion::SlowStart slow_start = congestion::EnsembleConfig{}.slow_start;
+  bool send_one_on_recovery = congestion::EnsembleConfig{}.send_one_on_recovery;
   std::vector<EtcpPage> pages{kEtcpPages.begin(), kEtcpPages.end()};
   std::vector<WebVariant> variants = etcp_variants();
   std::uint64_t seed = 1;

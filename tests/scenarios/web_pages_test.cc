@@ -28,6 +28,10 @@
 // timeout ("Reno connections had multiple losses during the transmission of
 // the HTML part", 4.4); our bundle's per-stream controllers use RFC 9002 loss
 // detection across ACK ranges and recover in one round trip.
+// HyStart++ (SlowStart::hystart_pp) does not change it: with IW 1 and an ACK
+// per packet each slow-start round starts on an empty queue (the 2:1 ACK-clock
+// burst of a round drains before the next), so no round's minimum RTT grows
+// before the round that overflows the 10-packet queue.
 #include <iostream>
 #include <stdexcept>
 

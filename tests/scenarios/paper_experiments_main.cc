@@ -1,0 +1,95 @@
+// paper_experiments: runs every experiment of the papers on the real tunnel
+// core and congestion library over the simulated WAN and prints our numbers
+// next to the papers' and the uncoupled baselines'. This is the demo until
+// the gateway runs on real sockets; the scenario tests assert the same runs.
+//
+//   paper_experiments            all experiments
+//   paper_experiments join web   only those whose name starts with an argument
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tests/scenarios/ack_clocked_join_experiment.h"
+#include "tests/scenarios/aggressiveness_experiment.h"
+#include "tests/scenarios/fairness_experiment.h"
+#include "tests/scenarios/fast_start_experiment.h"
+#include "tests/scenarios/integrity_experiment.h"
+#include "tests/scenarios/tcp_session_experiment.h"
+#include "tests/scenarios/temporal_sharing_experiment.h"
+#include "tests/scenarios/web_pages_experiment.h"
+
+namespace {
+
+using namespace egw::scenarios;
+
+struct Experiment {
+  std::string_view name;
+  std::string_view title;
+  std::function<std::string()> run_and_report;
+};
+
+std::vector<IntegrityResult> run_integrity_matrix() {
+  std::vector<IntegrityResult> results;
+  for (double loss : {0.01, 0.05}) {
+    IntegrityParams p;
+    p.loss_probability = loss;
+    results.push_back(run_integrity(p));
+  }
+  return results;
+}
+
+const std::vector<Experiment>& experiments() {
+  static const std::vector<Experiment> all = {
+      {"aggressiveness", "1. Aggressiveness: single ensemble of 4 vs one flow (E-TCP, TCP session)",
+       [] { return report_aggressiveness(run_aggressiveness()); }},
+      {"fairness", "2. n_flows ensemble of 4 vs 4 flows, Jain's index (EFCM)",
+       [] { return report_fairness(run_fairness()); }},
+      {"join", "3. ACK-clocked join (seed 003, Algorithm 1)",
+       [] { return report_ack_clocked_join(run_ack_clocked_join()); }},
+      {"web", "4. E-TCP web pages: preempt ensemble vs Reno bundle",
+       [] { return report_web_pages(run_web_pages(WebPagesParams{})); }},
+      {"temporal", "5. Temporal sharing: the same page again after 5 s idle (E-TCP)",
+       [] { return report_temporal_sharing(run_temporal_sharing(TemporalSharingParams{})); }},
+      {"faststart", "6. Restart from cache after 20 s idle (TCP fast start)",
+       [] { return report_fast_start(run_fast_start()); }},
+      {"session", "7. TCP session: 1-12 client/server pairs, 4 x 10 KB pages",
+       [] { return report_tcp_session(run_tcp_session()); }},
+      {"integrity", "8. Integrity under 1 % and 5 % loss with reordering",
+       [] { return report_integrity(run_integrity_matrix()); }},
+  };
+  return all;
+}
+
+bool selected(std::string_view name, int argc, char** argv) {
+  if (argc <= 1) return true;
+  for (int i = 1; i < argc; ++i) {
+    if (name.starts_with(argv[i])) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int ran = 0;
+  for (const Experiment& e : experiments()) {
+    if (!selected(e.name, argc, argv)) continue;
+    const auto start = std::chrono::steady_clock::now();
+    std::printf("=== %.*s\n", static_cast<int>(e.title.size()), e.title.data());
+    std::fflush(stdout);
+    const std::string report = e.run_and_report();
+    const double cpu_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%s(%.1f s to simulate)\n\n", report.c_str(), cpu_s);
+    ++ran;
+  }
+  if (ran == 0) {
+    std::fprintf(stderr, "usage: %s [aggressiveness|fairness|join|web|temporal|faststart|session|integrity ...]\n",
+                 argv[0]);
+    return 2;
+  }
+  return 0;
+}
