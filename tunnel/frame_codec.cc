@@ -4,18 +4,12 @@
 #include <cstring>
 #include <type_traits>
 
+#include "common/overloaded.h"
 #include "tunnel/varint.h"
 #include "tunnel/wire_reader.h"
 
 namespace egw::tunnel {
 namespace {
-
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
 
 std::size_t address_bytes(Endpoint::Family family) {
   return family == Endpoint::Family::ipv4 ? 4 : 16;

@@ -4,15 +4,11 @@
 #include <utility>
 #include <variant>
 
+#include "common/overloaded.h"
+
 namespace egw::sim {
 
 namespace {
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
 
 // A service round handles events then transmits; more rounds than this at
 // one instant means handlers and the core keep waking each other up.
