@@ -450,6 +450,11 @@ void Connection::set_stream_class(StreamId id, ContentClass cls, Instant) {
   m.mark_control(*s);
 }
 
+void Connection::set_scheduler_config(const congestion::SchedulerConfig& scheduler) {
+  impl_->config.ensemble.scheduler = scheduler;  // for ensembles started later
+  if (impl_->ensemble) impl_->ensemble->set_scheduler_config(scheduler);
+}
+
 bool Connection::stream_exists(StreamId id) const { return impl_->streams.contains(id); }
 
 std::optional<ContentClass> Connection::stream_class(StreamId id) const {

@@ -119,6 +119,9 @@ class Connection {
   std::size_t stream_read(StreamId id, std::span<std::byte> out, bool* fin, Instant now);
   void stream_reset(StreamId id, std::uint64_t error_code, Instant now);
   void set_stream_class(StreamId id, ContentClass cls, Instant now);
+  // Scheduling policy and tickets (admin reload): applies to running streams
+  // at their next packet, without back-credit.
+  void set_scheduler_config(const congestion::SchedulerConfig& scheduler);
   bool stream_exists(StreamId id) const;
   // The class the stream is scheduled with (ours, or the latest STREAM_CLASS
   // from the peer); nullopt for an unknown stream.

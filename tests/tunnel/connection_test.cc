@@ -1,5 +1,6 @@
 #include "tunnel/connection.h"
 
+
 #include <gtest/gtest.h>
 
 #include "tests/tunnel/connection_pair.h"
@@ -289,6 +290,37 @@ TEST(Connection, ClassChangeReachesThePeer) {
   pair.hub().set_stream_class(id, ContentClass::script, pair.now());
   ASSERT_TRUE(pair.run_until(
       [&] { return pair.client().stream_class(id) == ContentClass::script; }, ms(1000)));
+}
+
+// An admin reload switches the policy while streams run: under `preempt` the
+// bulk stream (opened first, equally backlogged) gets nothing while the html
+// stream still has most of its bytes to deliver; under `fair` it would get half.
+TEST(Connection, SchedulerConfigChangeAppliesToRunningStreams) {
+  ConnectionPair pair;
+  congestion::SchedulerConfig fair;
+  fair.policy = congestion::SchedulingPolicy::fair;
+  pair.client().set_scheduler_config(fair);
+  auto bulk = *pair.client().open_stream(endpoint(10, 80), ContentClass::bulk, pair.now());
+  auto html = *pair.client().open_stream(endpoint(10, 81), ContentClass::html, pair.now());
+  pair.client_app().send(bulk, pattern(400'000, 1), true);
+  pair.client_app().send(html, pattern(400'000, 2), true);
+  congestion::SchedulerConfig preempt;
+  preempt.policy = congestion::SchedulingPolicy::preempt;
+  pair.client().set_scheduler_config(preempt);
+
+  // The harness has no bandwidth limit: a whole window arrives per step, so
+  // look at the steps before html's last window (html below 300 000 bytes).
+  std::size_t bulk_while_html_pending = 0;
+  ASSERT_TRUE(pair.run_until([&] {
+    if (pair.hub_app().in[html].data.size() < 300'000) {
+      bulk_while_html_pending = pair.hub_app().in[bulk].data.size();
+    }
+    return pair.hub_app().in[html].fin;
+  }));
+  EXPECT_EQ(pair.hub_app().in[html].data, pattern(400'000, 2));
+  EXPECT_EQ(bulk_while_html_pending, 0u);
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[bulk].fin; }));
+  EXPECT_EQ(pair.hub_app().in[bulk].data, pattern(400'000, 1));
 }
 
 TEST(Connection, ExcessIncomingStreamsAreRefused) {
