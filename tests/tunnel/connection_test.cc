@@ -1,6 +1,5 @@
 #include "tunnel/connection.h"
 
-
 #include <gtest/gtest.h>
 
 #include "tests/tunnel/connection_pair.h"
