@@ -9,15 +9,10 @@
 
 #include "tunnel/varint.h"
 #include "tunnel/wire_writer.h"
+#include "tests/tunnel/byte_literals.h"
 
 namespace egw::tunnel {
 namespace {
-
-std::vector<std::byte> bytes(std::initializer_list<int> values) {
-  std::vector<std::byte> out;
-  for (int v : values) out.push_back(static_cast<std::byte>(v));
-  return out;
-}
 
 std::vector<std::byte> encode(const std::vector<Frame>& frames) {
   std::vector<std::byte> out;

@@ -8,15 +8,10 @@
 
 #include "tunnel/test_protection.h"
 #include "tunnel/varint.h"
+#include "tests/tunnel/byte_literals.h"
 
 namespace egw::tunnel {
 namespace {
-
-std::vector<std::byte> bytes(std::initializer_list<int> values) {
-  std::vector<std::byte> out;
-  for (int v : values) out.push_back(static_cast<std::byte>(v));
-  return out;
-}
 
 TEST(PacketHeader, LayoutIsTypeIndexNumberBigEndian) {
   const auto h = encode_packet_header({PacketType::data, 0x0a0b0c0d, 0x0102030405060708ULL});
