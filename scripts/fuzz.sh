@@ -8,15 +8,23 @@ seconds=${1:-60}
 dir=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DEGW_FUZZ=ON -DEGW_TESTS=ON >/dev/null
-ninja -C "$dir" -j "${JOBS:-$(nproc)}" frame_parse_fuzz frame_roundtrip_fuzz
+ninja -C "$dir" -j "${JOBS:-$(nproc)}" frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz
 
-for target in frame_parse_fuzz frame_roundtrip_fuzz; do
+for target in frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz; do
   corpus=$(mktemp -d)
-  cp tests/fuzz/corpus/* "$corpus"/
+  # connection_fuzz reads scripts, not frame payloads: it has its own seeds
+  # (written by tunnel_tests with EGW_HOSTILE_SEED_DIR set).
+  seeds=tests/fuzz/corpus
+  extra=()
+  if [[ $target == connection_fuzz ]]; then
+    seeds=tests/fuzz/connection_corpus
+    extra=(-rss_limit_mb=2048 -max_len=32768)  # scripts of 2000 STREAM_OPENs are ~22 KB
+  fi
+  cp "$seeds"/* "$corpus"/
   echo "== $target for ${seconds}s"
   log="$dir/$target.log"
   status=0
-  "$dir/tests/fuzz/$target" -max_total_time="$seconds" -print_final_stats=1 \
+  "$dir/tests/fuzz/$target" -max_total_time="$seconds" -print_final_stats=1 "${extra[@]}" \
     -artifact_prefix="$dir/$target-" "$corpus" >"$log" 2>&1 || status=$?
   grep -E "^(Done|==[0-9]+==|SUMMARY)" "$log" || true
   rm -rf "$corpus"

@@ -139,13 +139,8 @@ Stream* Connection::Impl::stream_for_peer_frame(StreamId id, Instant now) {
     if (id >= next_local_id) close_with_error(kErrorProtocolViolation, "frame for an unopened stream");
     return nullptr;  // one of ours, already closed
   }
-  const StreamId index = id / 2;
-  if (peer_ids_seen.contains(index)) return nullptr;  // closed or reset
-  peer_ids_seen.insert(index, index + 1);
-  if (peer_ids_seen.interval_count() > kMaxPeerIdIntervals) {
-    close_with_error(kErrorExcessiveLoad, "stream ids too sparse");
-    return nullptr;
-  }
+  if (peer_ids_seen.contains(id / 2)) return nullptr;  // closed or reset
+  if (!note_peer_id(id)) return nullptr;
   if (peer_stream_count >= config.max_incoming_streams) {
     reset_locally(id, kErrorStreamRefused, 0, 0, 0);
     return nullptr;
@@ -226,13 +221,13 @@ void Connection::Impl::on_reset_frame(const ResetStreamFrame& f, Instant now) {
       return;  // already closed
     }
     // Opened and reset before we heard of it: settle credit, answer, forget.
-    peer_ids_seen.insert(f.stream_id / 2, f.stream_id / 2 + 1);
+    if (!note_peer_id(f.stream_id)) return;
     if (!recv_credit.on_received(f.final_size)) {
       close_with_error(kErrorFlowControl, "RESET final size beyond MAX_DATA");
       return;
     }
     recv_credit.on_consumed(f.final_size);
-    pending_resets.push_back({f.stream_id, f.error_code, 0});
+    if (!queue_reset({f.stream_id, f.error_code, 0})) return;
     ensure_ensemble(now);
     return;
   }
@@ -250,11 +245,29 @@ void Connection::Impl::on_reset_frame(const ResetStreamFrame& f, Instant now) {
   if (recv_credit.take_update()) max_data_pending = true;
   // RESET aborts both directions: answer with our final size so the peer
   // can settle its credit too.
-  pending_resets.push_back({f.stream_id, f.error_code, s->send.sent_end()});
+  if (!queue_reset({f.stream_id, f.error_code, s->send.sent_end()})) return;
   const bool announced = s->announced || s->local;
   const StreamId id = s->id;
   remove_stream(id, now);
   if (announced) events.push_back(StreamReset{id, f.error_code});
+}
+
+// Both caps below are hit only by a peer that opens (or resets) streams
+// faster than it lets us answer, or with ids chosen to fragment the record.
+bool Connection::Impl::note_peer_id(StreamId id) {
+  peer_ids_seen.insert(id / 2, id / 2 + 1);
+  if (peer_ids_seen.interval_count() <= kMaxPeerIdIntervals) return true;
+  close_with_error(kErrorExcessiveLoad, "stream ids too sparse");
+  return false;
+}
+
+bool Connection::Impl::queue_reset(const ResetStreamFrame& reset) {
+  if (pending_resets.size() >= kMaxPendingResets) {
+    close_with_error(kErrorExcessiveLoad, "too many streams to reset");
+    return false;
+  }
+  pending_resets.push_back(reset);
+  return true;
 }
 
 void Connection::Impl::notify_readable(Stream& s) {
@@ -298,11 +311,7 @@ void Connection::Impl::remove_stream(StreamId id, Instant now) {
 void Connection::Impl::reset_locally(StreamId id, std::uint64_t error_code,
                                      std::uint64_t sent_end, std::uint64_t highest_received,
                                      std::uint64_t read_offset) {
-  if (pending_resets.size() >= kMaxPendingResets) {
-    close_with_error(kErrorExcessiveLoad, "too many streams to reset");
-    return;
-  }
-  pending_resets.push_back({id, error_code, sent_end});
+  if (!queue_reset({id, error_code, sent_end})) return;
   // What was received but will never be read is consumed as far as credit goes.
   recv_credit.on_consumed(highest_received - read_offset);
   if (recv_credit.take_update()) max_data_pending = true;

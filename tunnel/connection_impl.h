@@ -105,6 +105,13 @@ struct Connection::Impl {
   // connection closed).
   Stream* stream_for_peer_frame(StreamId id, Instant now);
   void account_tombstone(StreamId id, std::uint64_t end);
+  // Records a peer stream id as seen (opened, or reset unseen); false, with
+  // the connection closed (EXCESSIVE_LOAD), beyond kMaxPeerIdIntervals.
+  bool note_peer_id(StreamId id);
+  // Queues a RESET to send; false, with the connection closed
+  // (EXCESSIVE_LOAD), at kMaxPendingResets: a peer that does not ACK must not
+  // make us queue answers without bound.
+  bool queue_reset(const ResetStreamFrame& reset);
   void notify_readable(Stream& s);
 
   // --- shared ---
