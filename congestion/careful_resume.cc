@@ -50,8 +50,4 @@ std::optional<CarefulResume::Outcome> CarefulResume::on_lost() {
   return Outcome{initial_window_bytes_, kInfiniteSsthresh};
 }
 
-void CarefulResume::abandon() {
-  if (active()) phase_ = Phase::abandoned;
-}
-
 }  // namespace egw::congestion

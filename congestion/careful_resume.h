@@ -22,10 +22,10 @@
 //        | packet acked, no loss   | on_lost: TCP fast start 3.4.4 "slow
 //        |                         | start without penalty"; the timer ran
 //        v                         v on the cached, possibly stale srtt)
-//   VALIDATED:                  FALLBACK (no penalty):      (ABANDONED: abandon()
-//   cwnd = max(jump, acked),    cwnd = initial window,      just ends the phase;
-//   ssthresh = saved ssthresh   ssthresh unchanged (still   the Ensemble no
-//   (if the sender ran out of   infinite), RTT estimates    longer uses it.)
+//   VALIDATED:                  FALLBACK (no penalty):
+//   cwnd = max(jump, acked),    cwnd = initial window,
+//   ssthresh = saved ssthresh   ssthresh unchanged (still
+//   (if the sender ran out of   infinite), RTT estimates
 //   data first: everything      kept; the other packets of
 //   sent acked and nothing in   the jump lost with it do
 //   flight validates cwnd =     not decrease again.
@@ -47,7 +47,7 @@ namespace egw::congestion {
 
 class CarefulResume {
  public:
-  enum class Phase { inactive, unvalidated, validated, fallback, abandoned };
+  enum class Phase { inactive, unvalidated, validated, fallback };
 
   // `initial_window_bytes` is what a fresh ensemble would start with.
   CarefulResume(const PathState& saved, ByteCount initial_window_bytes);
@@ -72,10 +72,8 @@ class CarefulResume {
   // outstanding (if any), decide whether the window is validated.
   std::optional<Outcome> on_acked(ByteCount acked_bytes,
                                   std::optional<PacketNumber> smallest_outstanding);
-  // A loss while active: fall back (returns the fallback window).
+  // A loss or an RTO while active: fall back (returns the fallback window).
   std::optional<Outcome> on_lost();
-  // An RTO while active: the phase just ends.
-  void abandon();
 
  private:
   Phase phase_ = Phase::inactive;
