@@ -11,6 +11,10 @@
 //    of packets at or below it belong to the same round and do not decrease
 //    again, and their acks do not grow the window. With send_one_on_recovery
 //    the next packet may leave whatever the reduced window says (7.3.2).
+//  - PRR (Recovery::prr, RFC 6937): from the decrease until recovery ends (an
+//    ack of a packet sent after it, or nothing sent before it outstanding)
+//    the domain's Prr, not cwnd - flight, says whether a packet may leave.
+//    RecoverFS is the flight before the ack or timeout that started it.
 //  - HyStart++ (SlowStart::hystart_pp): while ssthresh is unset, each ack's
 //    growable bytes pass through the domain's HyStart (congestion/hystart.h),
 //    which sees every packet number sent and every RTT sample; when its CSS
@@ -35,6 +39,7 @@
 #include "congestion/careful_resume.h"
 #include "congestion/hystart.h"
 #include "congestion/pacer.h"
+#include "congestion/prr.h"
 #include "congestion/rtt_estimator.h"
 #include "congestion/sent_packets.h"
 #include "congestion/window_law.h"
@@ -84,6 +89,7 @@ struct Domain {
   std::optional<PacketNumber> recovery_point;  // RFC 6582 "recover"
   std::optional<HyStart> hystart;              // SlowStart::hystart_pp
   bool recovery_send_pending = false;          // send_one_on_recovery: one packet may go
+  std::optional<Prr> prr;                      // Recovery::prr, while in recovery
   std::optional<Instant> rto_armed_at;
   Instant idle_since;                // when the last outstanding packet left
   ByteCount paced_budget_bytes = 0;  // rest of a paced restart-after-idle window
@@ -137,7 +143,9 @@ struct Ensemble::Impl {
 
   void process_ack(Domain& d, std::span<const AckedRange> ranges, Duration ack_delay,
                    Instant now, AckOutcome& out);
-  void on_lost(Domain& d, const std::vector<SentPacket>& lost, Instant now);
+  void on_lost(Domain& d, const std::vector<SentPacket>& lost, Instant now,
+               ByteCount prior_flight_bytes);
+  void end_prr_if_recovered(Domain& d, PacketNumber largest_acked_in_event);
   void fire_rto(Domain& d, Instant now, TimeoutOutcome& out);
   void update_timer(Domain& d, Instant now, bool new_data_acked);
   void cancel_join_allowances();
@@ -222,7 +230,8 @@ Ensemble::Impl::Gate Ensemble::Impl::gate(MemberId id, Instant now) const {
   // immediate / paced joiners may send what is left of their share whatever
   // the window says; ack_clocked joiners wait for the window like everyone.
   const bool allowance = join && join->mode != JoinMode::ack_clocked && join->allowance_bytes > 0;
-  g.window_open = allowance || flight + mss <= limit || d.recovery_send_pending;
+  const bool window = d.prr ? d.prr->may_send() : flight + mss <= limit;
+  g.window_open = allowance || window || d.recovery_send_pending;
   if (!g.window_open) return g;
 
   auto hold = [&](const Pacer& p, Duration interval) {
@@ -260,7 +269,19 @@ void Ensemble::Impl::cancel_join_allowances() {
   }
 }
 
-void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, Instant now) {
+void Ensemble::Impl::end_prr_if_recovered(Domain& d, PacketNumber largest_acked_in_event) {
+  if (!d.prr || !d.recovery_point) return;
+  // RFC 9002 7.3.2: a packet sent after recovery began was acked; RFC 6582:
+  // nothing sent before it is outstanding (else an idle domain whose sndcnt
+  // is used up would wait for an ack that never comes).
+  const auto oldest = d.sent.smallest_outstanding();
+  if (largest_acked_in_event > *d.recovery_point || !oldest || *oldest > *d.recovery_point) {
+    d.prr.reset();  // cwnd = ssthresh already: the plain gate takes over
+  }
+}
+
+void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, Instant now,
+                             ByteCount prior_flight_bytes) {
   if (lost.empty()) return;
   packets_lost += lost.size();
   if (resume_active(d)) {
@@ -295,11 +316,13 @@ void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, Ins
   d.recovery_point = d.sent.largest_sent();
   if (d.hystart) d.hystart->on_congestion();
   d.recovery_send_pending = config.send_one_on_recovery;
+  if (config.recovery == Recovery::prr) d.prr.emplace(d.law->ssthresh_bytes(), prior_flight_bytes);
   if (coupled()) cancel_join_allowances();
 }
 
 void Ensemble::Impl::process_ack(Domain& d, std::span<const AckedRange> ranges,
                                  Duration ack_delay, Instant now, AckOutcome& out) {
+  const ByteCount prior_flight = d.sent.bytes_in_flight();  // RecoverFS if recovery starts
   auto result = d.sent.on_ack(ranges, now);
   if (result.acked.empty()) return;
   if (result.rtt_sample) d.rtt.on_sample(*result.rtt_sample, ack_delay);
@@ -323,7 +346,14 @@ void Ensemble::Impl::process_ack(Domain& d, std::span<const AckedRange> ranges,
                   now, law_flows());
   }
   if (css_over) d.law->set_state(d.law->cwnd_bytes(), d.law->cwnd_bytes());  // ssthresh = cwnd
-  on_lost(d, lost, now);
+  const PacketNumber largest_acked = result.acked.back().number;
+  end_prr_if_recovered(d, largest_acked);
+  on_lost(d, lost, now, prior_flight);
+  if (d.prr) {
+    // DeliveredData: what this ack newly acknowledged (our acks are SACKs).
+    d.prr->on_ack(acked_bytes, d.sent.bytes_in_flight(), config.max_datagram_bytes);
+    end_prr_if_recovered(d, largest_acked);
+  }
   if (resume_active(d)) {
     if (auto validated = resume->on_acked(acked_bytes, d.sent.smallest_outstanding())) {
       d.law->set_state(validated->cwnd_bytes, validated->ssthresh_bytes);
@@ -361,6 +391,7 @@ void Ensemble::Impl::fire_rto(Domain& d, Instant now, TimeoutOutcome& out) {
   d.recovery_point = recover;
   d.paced_budget_bytes = 0;
   d.recovery_send_pending = false;
+  d.prr.reset();  // RFC 6937 applies to fast recovery only; slow start after an RTO
   if (coupled()) joins.clear();
   update_timer(d, now, false);
   out.rto_fired = true;
@@ -505,6 +536,7 @@ void Ensemble::on_packet_sent(const SentPacket& packet) {
   }
   d.sent.on_sent(packet);
   d.recovery_send_pending = false;
+  if (d.prr) d.prr->on_sent(packet.bytes);
   if (d.hystart) d.hystart->on_packet_sent(packet.number);
 
   if (m.resume_active(d) && m.resume->sending_unvalidated()) {
@@ -562,8 +594,10 @@ TimeoutOutcome Ensemble::on_timeout(Instant now) {
     Domain& d = *dp;
     if (d.sent.empty()) continue;
     if (auto t = d.sent.loss_time(); t && *t <= now) {
+      const ByteCount prior_flight = d.sent.bytes_in_flight();
       auto lost = d.sent.detect_lost(now, std::max(d.rtt.srtt(), d.rtt.latest_rtt()));
-      m.on_lost(d, lost, now);
+      m.on_lost(d, lost, now, prior_flight);
+      m.end_prr_if_recovered(d, /*largest_acked_in_event=*/0);  // no ack in a timeout
       m.update_timer(d, now, false);
       append(out.lost, std::move(lost));
     } else if (d.rto_armed_at && *d.rto_armed_at + d.rtt.rto() <= now) {

@@ -13,8 +13,9 @@
 //    only when the whole ensemble heard nothing, so one stream's tail loss
 //    never sends the ensemble back to slow start while others are acked;
 //  - optionally HyStart++ (RFC 9406) to leave the initial slow start when
-//    the RTT grows, and one packet at once on entering recovery (RFC 9002
-//    7.3.2); both per domain, off by default;
+//    the RTT grows, one packet at once on entering recovery (RFC 9002
+//    7.3.2), and Proportional Rate Reduction during recovery (RFC 6937);
+//    all per domain, off by default;
 //  - a stride scheduler that picks which member sends the next packet;
 //  - joins that take a share of the aggregate released on the ACK clock;
 //  - a resume from a cached PathState (careful resume / TCP fast start; the
@@ -55,6 +56,12 @@ enum class WindowLawKind { newreno, cubic };
 // earlier, when the RTT grows, with HyStart++ (RFC 9406, congestion/hystart.h).
 enum class SlowStart { standard, hystart_pp };
 
+// How a domain sends during loss recovery: `gate` holds every packet until
+// the flight is below the reduced window (RFC 6582 with the plain cwnd gate);
+// `prr` releases ssthresh/RecoverFS bytes per byte delivered (RFC 6937,
+// PRR-SSRB, congestion/prr.h), so the first retransmission goes at once.
+enum class Recovery { gate, prr };
+
 enum class JoinMode {
   ack_clocked,  // seed 003 Algorithm 1: the joiner's share is released by ACKs of the others
   immediate,    // the joiner may send its share at once (the bursty baseline)
@@ -80,6 +87,7 @@ struct EnsembleConfig {
   // at once whatever the reduced window says, so the first retransmission is
   // not held until the flight drains below the new cwnd.
   bool send_one_on_recovery = false;
+  Recovery recovery = Recovery::gate;  // every domain (`none`: each member)
   JoinMode join = JoinMode::ack_clocked;
   ByteCount max_datagram_bytes = 1200;        // window arithmetic unit ("MSS")
   std::uint32_t initial_window_packets = 10;  // RFC 6928
