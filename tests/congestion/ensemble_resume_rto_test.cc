@@ -17,16 +17,7 @@ using testing::test_config;
 
 constexpr MemberId A = 1;
 
-PathState cached() {
-  PathState s;
-  s.cwnd_bytes = 48000;  // 40 packets: the jump is 20
-  s.ssthresh_bytes = 30000;
-  s.srtt = ms(100);
-  s.rttvar = ms(10);
-  s.min_rtt = ms(90);
-  s.max_datagram_bytes = kMss;
-  return s;
-}
+PathState cached() { return testing::cached_path(); }
 
 TimeoutOutcome fire_rto(Harness& h) {
   const auto deadline = h.ensemble.next_timeout();

@@ -17,16 +17,7 @@ using testing::test_config;
 
 constexpr MemberId A = 1;
 
-PathState cached() {
-  PathState s;
-  s.cwnd_bytes = 48000;  // 40 packets
-  s.ssthresh_bytes = 30000;
-  s.srtt = ms(100);
-  s.rttvar = ms(10);
-  s.min_rtt = ms(90);
-  s.max_datagram_bytes = kMss;
-  return s;
-}
+PathState cached() { return testing::cached_path(); }
 
 // Sends the unvalidated window as fast as the pacer allows; checks marking.
 int send_unvalidated_window(Harness& h) {
