@@ -3,19 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "congestion/window_law.h"
+#include "tests/congestion/path_state_builder.h"
 
 namespace egw::congestion {
 namespace {
 
 PathState saved(ByteCount cwnd, ByteCount ssthresh) {
-  PathState s;
-  s.cwnd_bytes = cwnd;
-  s.ssthresh_bytes = ssthresh;
-  s.srtt = ms(100);
-  s.rttvar = ms(10);
-  s.min_rtt = ms(90);
-  s.max_datagram_bytes = 1200;
-  return s;
+  return testing::path_state(cwnd, ssthresh);
 }
 
 TEST(CarefulResume, JumpIsHalfTheSavedWindow) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "congestion/ensemble.h"
+#include "tests/congestion/path_state_builder.h"
 
 namespace egw::congestion::testing {
 
@@ -61,15 +62,6 @@ inline std::vector<PacketNumber> numbers(const std::vector<SentPacket>& v) {
 }
 
 // A cached path of 40 packets (the careful-resume jump is 20), srtt 100 ms.
-inline PathState cached_path() {
-  PathState s;
-  s.cwnd_bytes = 48000;
-  s.ssthresh_bytes = 30000;
-  s.srtt = ms(100);
-  s.rttvar = ms(10);
-  s.min_rtt = ms(90);
-  s.max_datagram_bytes = kMss;
-  return s;
-}
+inline PathState cached_path() { return path_state(48000, 30000); }
 
 }  // namespace egw::congestion::testing

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "tests/congestion/path_state_builder.h"
+
 namespace egw::congestion {
 namespace {
 
@@ -15,14 +17,7 @@ using WallClock = std::chrono::system_clock;
 const WallClock::time_point kWall = WallClock::time_point(seconds(1'704'067'200));
 
 PathState path(ByteCount cwnd, ByteCount ssthresh = 50'000) {
-  PathState s;
-  s.cwnd_bytes = cwnd;
-  s.ssthresh_bytes = ssthresh;
-  s.srtt = ms(100);
-  s.rttvar = ms(10);
-  s.min_rtt = ms(90);
-  s.max_datagram_bytes = 1200;
-  return s;
+  return testing::path_state(cwnd, ssthresh);
 }
 
 Instant at(Duration d) { return instant_at(d); }
