@@ -19,7 +19,7 @@
 #include <optional>
 
 #include "common/units.h"
-#include "congestion/ensemble.h"
+#include "congestion/ensemble_config.h"
 
 namespace egw::congestion {
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "common/units.h"
-#include "congestion/ensemble.h"
+#include "congestion/packet.h"
 
 namespace egw::congestion {
 

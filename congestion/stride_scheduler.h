@@ -44,10 +44,9 @@
 
 #include "common/content_class.h"
 #include "common/units.h"
+#include "congestion/packet.h"
 
 namespace egw::congestion {
-
-using MemberId = StreamId;
 
 enum class SchedulingPolicy {
   fair,     // one ticket each

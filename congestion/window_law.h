@@ -18,7 +18,7 @@
 
 namespace egw::congestion {
 
-enum class WindowLawKind;  // congestion/ensemble.h
+enum class WindowLawKind;  // congestion/ensemble_config.h
 
 // A fresh flow has no ssthresh: slow start runs until the first loss.
 inline constexpr ByteCount kInfiniteSsthresh = std::numeric_limits<ByteCount>::max();

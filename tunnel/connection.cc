@@ -403,7 +403,7 @@ std::optional<ConnectionEvent> Connection::poll_event() {
   return e;
 }
 
-std::optional<StreamId> Connection::open_stream(const Endpoint& destination, ContentClass cls,
+std::optional<StreamId> Connection::open_stream(const Destination& destination, ContentClass cls,
                                                 Instant now) {
   Impl& m = *impl_;
   if (m.closed) return std::nullopt;

@@ -63,7 +63,7 @@ struct ConnectionConfig {
 };
 
 // Events for the owner of the connection (proxy relay, simulator app).
-struct StreamOpened { StreamId id; Endpoint destination; ContentClass content_class; };
+struct StreamOpened { StreamId id; Destination destination; ContentClass content_class; };
 struct StreamReadable { StreamId id; };
 struct StreamWritable { StreamId id; };
 struct StreamReset { StreamId id; std::uint64_t error_code; };
@@ -111,7 +111,7 @@ class Connection {
   std::optional<ConnectionEvent> poll_event();
 
   // Streams. open_stream fails (nullopt) when the connection is closed.
-  std::optional<StreamId> open_stream(const Endpoint& destination, ContentClass cls, Instant now);
+  std::optional<StreamId> open_stream(const Destination& destination, ContentClass cls, Instant now);
   // Accepts what fits in the stream's send buffer; 0 means "wait for StreamWritable".
   std::size_t stream_write(StreamId id, std::span<const std::byte> data, Instant now);
   void stream_finish(StreamId id, Instant now);  // FIN after the written bytes

@@ -47,7 +47,7 @@ struct Stream {
 
   StreamId id;
   bool local;
-  Endpoint destination;
+  Destination destination;
   ContentClass content_class = ContentClass::bulk;
   SendStream send;
   RecvStream recv;

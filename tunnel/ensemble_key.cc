@@ -24,12 +24,12 @@ std::array<std::uint8_t, 16> masked(const std::array<std::uint8_t, 16>& address,
 
 }  // namespace
 
-std::string ensemble_key(std::string_view peer, const Endpoint& destination,
+std::string ensemble_key(std::string_view peer, const Destination& destination,
                          const EnsembleKeying& keying) {
   std::string key(peer);
   if (!keying.by_destination_prefix) return key;
   char text[64];
-  if (destination.family == Endpoint::Family::ipv4) {
+  if (destination.family == Destination::Family::ipv4) {
     const unsigned bits = std::min<unsigned>(keying.ipv4_prefix_bits, 32);
     const auto a = masked(destination.address, 4, bits);
     std::snprintf(text, sizeof text, "|%u.%u.%u.%u/%u", a[0], a[1], a[2], a[3], bits);

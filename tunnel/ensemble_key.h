@@ -24,7 +24,7 @@ struct EnsembleKeying {
 
 // "peer" or "peer|10.1.2.0/24" / "peer|2001:db8:1::/48" (address in hex
 // groups for IPv6). Prefix lengths above the family's width are clamped.
-std::string ensemble_key(std::string_view peer, const Endpoint& destination,
+std::string ensemble_key(std::string_view peer, const Destination& destination,
                          const EnsembleKeying& keying);
 
 }  // namespace egw::tunnel

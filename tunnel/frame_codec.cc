@@ -11,8 +11,8 @@
 namespace egw::tunnel {
 namespace {
 
-std::size_t address_bytes(Endpoint::Family family) {
-  return family == Endpoint::Family::ipv4 ? 4 : 16;
+std::size_t address_bytes(Destination::Family family) {
+  return family == Destination::Family::ipv4 ? 4 : 16;
 }
 
 // Durations are sent as whole microseconds; a negative delay (clock skew in
@@ -95,7 +95,7 @@ std::optional<StreamOpenFrame> parse_stream_open(WireReader& r) {
   if (!id || !family) return std::nullopt;
   if (*family != 4 && *family != 6) return std::nullopt;
   f.stream_id = *id;
-  f.destination.family = static_cast<Endpoint::Family>(*family);
+  f.destination.family = static_cast<Destination::Family>(*family);
   auto address = r.read_bytes(address_bytes(f.destination.family));
   auto port = r.read_u16();
   auto class_byte = r.read_u8();
@@ -228,8 +228,8 @@ void encode_frame(WireWriter& w, const Frame& frame) {
           [&](const PingFrame&) { type(FrameType::ping); },
           [&](const AckFrame& f) { encode_ack(w, f); },
           [&](const StreamOpenFrame& f) {
-            if (f.destination.family != Endpoint::Family::ipv4 &&
-                f.destination.family != Endpoint::Family::ipv6) {
+            if (f.destination.family != Destination::Family::ipv4 &&
+                f.destination.family != Destination::Family::ipv6) {
               w.fail();
               return;
             }

@@ -17,12 +17,12 @@
 namespace egw::tunnel {
 
 // An original destination, as recovered from the client's socket.
-struct Endpoint {
+struct Destination {
   enum class Family : std::uint8_t { ipv4 = 4, ipv6 = 6 };
   Family family = Family::ipv4;
   std::array<std::uint8_t, 16> address{};  // ipv4 uses the first 4 bytes
   std::uint16_t port = 0;
-  bool operator==(const Endpoint&) const = default;
+  bool operator==(const Destination&) const = default;
 };
 
 struct PaddingFrame { std::size_t length = 1; };
@@ -42,7 +42,7 @@ struct AckFrame {
 
 struct StreamOpenFrame {
   StreamId stream_id = 0;
-  Endpoint destination;
+  Destination destination;
   ContentClass class_hint = ContentClass::bulk;
   bool operator==(const StreamOpenFrame&) const = default;
 };

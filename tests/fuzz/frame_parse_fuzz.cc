@@ -8,7 +8,7 @@
 
 #include "tunnel/frame_codec.h"
 #include "tunnel/packet_header.h"
-#include "tunnel/test_protection.h"
+#include "tests/support/test_protection.h"
 #include "tunnel/varint.h"
 
 using namespace egw::tunnel;

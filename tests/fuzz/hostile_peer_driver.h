@@ -49,7 +49,7 @@
 #include "tunnel/connection.h"
 #include "tunnel/frame_codec.h"
 #include "tunnel/packet_header.h"
-#include "tunnel/test_protection.h"
+#include "tests/support/test_protection.h"
 #include "tunnel/varint.h"
 #include "tunnel/wire_writer.h"
 
@@ -580,7 +580,7 @@ class HostilePeerDriver {
     switch (action % 6) {
       case 0:
         if (local_.size() < 64) {
-          Endpoint e;
+          Destination e;
           e.address = {192, 168, 0, arg};
           if (auto id = hub_->open_stream(e, static_cast<ContentClass>(arg % 4), now_)) {
             if (*id % 2 != 1) return fail("hub opened a client-parity id");

@@ -19,11 +19,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<std::byte> data(40, std::byte{'d'});
-  Endpoint v4;
+  Destination v4;
   v4.address = {10, 0, 0, 1};
   v4.port = 443;
-  Endpoint v6;
-  v6.family = Endpoint::Family::ipv6;
+  Destination v6;
+  v6.family = Destination::Family::ipv6;
   v6.address = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   v6.port = 8443;
 

@@ -3,7 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tunnel/test_protection.h"
+#include "tests/support/test_protection.h"
 
 namespace egw::sim {
 

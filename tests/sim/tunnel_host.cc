@@ -39,7 +39,7 @@ void TunnelHost::listen(std::uint16_t port, StreamHandler* handler) { listeners_
 
 std::optional<StreamId> TunnelHost::open_stream(std::uint16_t port, ContentClass cls,
                                                 StreamHandler* handler) {
-  tunnel::Endpoint destination;
+  tunnel::Destination destination;
   destination.address = {10, 9, 9, 9};
   destination.port = port;
   const auto id = conn_->open_stream(destination, cls, now());

@@ -11,7 +11,7 @@ namespace egw::tunnel {
 namespace {
 
 using testing::ConnectionPair;
-using testing::endpoint;
+using testing::destination_at;
 using testing::pattern;
 
 TEST(ConnectionLateAck, DataAckedAfterATimeoutIsNotResentAgain) {
@@ -25,7 +25,7 @@ TEST(ConnectionLateAck, DataAckedAfterATimeoutIsNotResentAgain) {
     if (!from_client && pair.now() < instant_at(ms(200))) *extra = ms(1'200);
     return 1;
   });
-  auto id = *pair.client().open_stream(endpoint(3, 22), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(3, 22), ContentClass::bulk, pair.now());
   const auto data = pattern(10'000, 7);  // ~9 packets: one initial window
   pair.client_app().send(id, data, true);
   pair.run_for(ms(3'000));  // everything settled: the last late ACK lands at ~1.3 s

@@ -17,7 +17,7 @@
 #include "tunnel/connection.h"
 #include "tunnel/frame_codec.h"
 #include "tunnel/packet_header.h"
-#include "tunnel/test_protection.h"
+#include "tests/support/test_protection.h"
 
 namespace egw::tunnel::testing {
 
@@ -35,8 +35,8 @@ inline std::vector<std::byte> pattern(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-inline Endpoint endpoint(std::uint8_t last, std::uint16_t port) {
-  Endpoint e;
+inline Destination destination_at(std::uint8_t last, std::uint16_t port) {
+  Destination e;
   e.address = {10, 0, 0, last};
   e.port = port;
   return e;

@@ -10,7 +10,7 @@ namespace {
 
 using testing::App;
 using testing::ConnectionPair;
-using testing::endpoint;
+using testing::destination_at;
 using testing::kKey;
 using testing::pattern;
 
@@ -30,7 +30,7 @@ std::vector<std::byte> craft(const std::vector<Frame>& frames, PacketNumber numb
 
 TEST(Connection, StreamCarriesDestinationClassAndDataBothWays) {
   ConnectionPair pair;
-  const Endpoint dest = endpoint(7, 443);
+  const Destination dest = destination_at(7, 443);
   auto id = pair.client().open_stream(dest, ContentClass::html, pair.now());
   ASSERT_TRUE(id);
   EXPECT_EQ(*id % 2, 0u);  // the client opens even ids
@@ -65,7 +65,7 @@ TEST(Connection, ManyStreamsBothDirections) {
   ConnectionPair pair;
   std::vector<StreamId> client_ids;
   for (int i = 0; i < 20; ++i) {
-    auto id = pair.client().open_stream(endpoint(1, static_cast<std::uint16_t>(1000 + i)),
+    auto id = pair.client().open_stream(destination_at(1, static_cast<std::uint16_t>(1000 + i)),
                                         static_cast<ContentClass>(i % 4), pair.now());
     ASSERT_TRUE(id);
     client_ids.push_back(*id);
@@ -73,7 +73,7 @@ TEST(Connection, ManyStreamsBothDirections) {
   }
   std::vector<StreamId> hub_ids;
   for (int i = 0; i < 5; ++i) {
-    auto id = pair.hub().open_stream(endpoint(2, 80), ContentClass::bulk, pair.now());
+    auto id = pair.hub().open_stream(destination_at(2, 80), ContentClass::bulk, pair.now());
     ASSERT_TRUE(id);
     EXPECT_EQ(*id % 2, 1u);  // the hub opens odd ids
     hub_ids.push_back(*id);
@@ -111,7 +111,7 @@ TEST(Connection, LostDatagramsAreRepaired) {
     dropped += drop;
     return drop ? 0 : 1;
   });
-  auto id = *pair.client().open_stream(endpoint(3, 22), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(3, 22), ContentClass::bulk, pair.now());
   const auto data = pattern(200'000, 3);
   pair.client_app().send(id, data, true);
   ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, data.size()); }));
@@ -123,7 +123,7 @@ TEST(Connection, LostDatagramsAreRepaired) {
 
 TEST(Connection, LostTailIsRepairedByTimeout) {
   ConnectionPair pair;
-  auto id = *pair.client().open_stream(endpoint(3, 22), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(3, 22), ContentClass::bulk, pair.now());
   const auto data = pattern(3000, 4);  // three packets
   pair.client_app().send(id, data, true);
   // Drop every client datagram for the first 5 ms: the whole flight and its
@@ -142,7 +142,7 @@ TEST(Connection, ReorderedDatagramsAreReassembled) {
     if (from_client && index % 5 == 2) *extra = ms(7);  // overtaken by later ones
     return 1;
   });
-  auto id = *pair.client().open_stream(endpoint(4, 80), ContentClass::image, pair.now());
+  auto id = *pair.client().open_stream(destination_at(4, 80), ContentClass::image, pair.now());
   const auto data = pattern(150'000, 5);
   pair.client_app().send(id, data, true);
   ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, data.size()); }));
@@ -159,7 +159,7 @@ TEST(Connection, DuplicatesAreDroppedAndCounted) {
     }
     return 1;
   });
-  auto id = *pair.client().open_stream(endpoint(5, 80), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(5, 80), ContentClass::bulk, pair.now());
   const auto data = pattern(80'000, 6);
   pair.client_app().send(id, data, true);
   ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, data.size()); }));
@@ -174,7 +174,7 @@ TEST(Connection, DuplicatesAreDroppedAndCounted) {
 
 TEST(Connection, ForgedDatagramsAreDroppedAndCounted) {
   ConnectionPair pair;
-  auto id = *pair.client().open_stream(endpoint(6, 80), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(6, 80), ContentClass::bulk, pair.now());
   const auto data = pattern(20'000, 7);
   pair.client_app().send(id, data, true);
   // Sealed under another key, a flipped bit, and a runt.
@@ -212,7 +212,7 @@ TEST(Connection, ResetIsDeliveredWithItsCodeAndCreditIsSettled) {
   o.client.connection_receive_window_bytes = kInitialConnectionCreditBytes;
   ConnectionPair pair(o);
   pair.hub_app().reading = false;
-  auto id = *pair.client().open_stream(endpoint(8, 80), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(8, 80), ContentClass::bulk, pair.now());
   pair.client_app().send(id, pattern(200'000, 8), false);
   ASSERT_TRUE(pair.run_until([&] { return !pair.hub_app().opened.empty(); }));
   pair.run_for(ms(200));  // 200 KB sit unread at the hub
@@ -226,7 +226,7 @@ TEST(Connection, ResetIsDeliveredWithItsCodeAndCreditIsSettled) {
 
   // The next stream gets the whole connection window again.
   pair.hub_app().reading = true;
-  auto id2 = *pair.client().open_stream(endpoint(8, 81), ContentClass::bulk, pair.now());
+  auto id2 = *pair.client().open_stream(destination_at(8, 81), ContentClass::bulk, pair.now());
   const auto data = pattern(2 * kInitialConnectionCreditBytes, 9);
   pair.client_app().send(id2, data, true);
   ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id2, data.size()); }));
@@ -239,7 +239,7 @@ TEST(Connection, FlowControlBoundsASenderWhoseReceiverDoesNotRead) {
   o.client.stream_send_buffer_bytes = 32 * 1024;
   ConnectionPair pair(o);
   pair.hub_app().reading = false;
-  auto id = *pair.client().open_stream(endpoint(9, 80), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(9, 80), ContentClass::bulk, pair.now());
   const auto data = pattern(1'000'000, 10);
   pair.client_app().send(id, data, true);
   pair.run_for(ms(2000));
@@ -261,7 +261,7 @@ TEST(Connection, ConnectionCreditBoundsManyStreams) {
   pair.hub_app().reading = false;
   std::vector<StreamId> ids;
   for (int i = 0; i < 4; ++i) {
-    ids.push_back(*pair.client().open_stream(endpoint(9, 80), ContentClass::bulk, pair.now()));
+    ids.push_back(*pair.client().open_stream(destination_at(9, 80), ContentClass::bulk, pair.now()));
     pair.client_app().send(ids.back(), pattern(500'000, 20 + i), true);
   }
   pair.run_for(ms(2000));
@@ -281,7 +281,7 @@ TEST(Connection, ConnectionCreditBoundsManyStreams) {
 
 TEST(Connection, ClassChangeReachesThePeer) {
   ConnectionPair pair;
-  auto id = *pair.client().open_stream(endpoint(10, 80), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(10, 80), ContentClass::bulk, pair.now());
   pair.client_app().send(id, pattern(100, 11), false);
   ASSERT_TRUE(pair.run_until([&] { return !pair.hub_app().opened.empty(); }));
   EXPECT_EQ(pair.hub().stream_class(id), ContentClass::bulk);
@@ -299,8 +299,8 @@ TEST(Connection, SchedulerConfigChangeAppliesToRunningStreams) {
   congestion::SchedulerConfig fair;
   fair.policy = congestion::SchedulingPolicy::fair;
   pair.client().set_scheduler_config(fair);
-  auto bulk = *pair.client().open_stream(endpoint(10, 80), ContentClass::bulk, pair.now());
-  auto html = *pair.client().open_stream(endpoint(10, 81), ContentClass::html, pair.now());
+  auto bulk = *pair.client().open_stream(destination_at(10, 80), ContentClass::bulk, pair.now());
+  auto html = *pair.client().open_stream(destination_at(10, 81), ContentClass::html, pair.now());
   pair.client_app().send(bulk, pattern(400'000, 1), true);
   pair.client_app().send(html, pattern(400'000, 2), true);
   congestion::SchedulerConfig preempt;
@@ -328,7 +328,7 @@ TEST(Connection, ExcessIncomingStreamsAreRefused) {
   ConnectionPair pair(o);
   std::vector<StreamId> ids;
   for (int i = 0; i < 3; ++i) {
-    ids.push_back(*pair.client().open_stream(endpoint(11, 80), ContentClass::bulk, pair.now()));
+    ids.push_back(*pair.client().open_stream(destination_at(11, 80), ContentClass::bulk, pair.now()));
     pair.client_app().send(ids.back(), pattern(1000, 30 + i), false);
   }
   ASSERT_TRUE(pair.run_until([&] { return !pair.client_app().resets.empty(); }));
@@ -344,7 +344,7 @@ TEST(Connection, StreamAfterIdleResumesFromTemporalCache) {
   ConnectionPair::Options o = ConnectionPair::default_options();
   o.client_cache = &cache;
   ConnectionPair pair(o);
-  auto id = *pair.client().open_stream(endpoint(12, 80), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(12, 80), ContentClass::bulk, pair.now());
   pair.client_app().send(id, pattern(400'000, 12), true);
   ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, 400'000); }));
   pair.hub_app().send(id, {}, true);
@@ -356,7 +356,7 @@ TEST(Connection, StreamAfterIdleResumesFromTemporalCache) {
   EXPECT_EQ(pair.low_priority_datagrams(), 0u);  // a cold start is validated as it goes
 
   pair.run_for(ms(1000));  // idle
-  auto id2 = *pair.client().open_stream(endpoint(12, 81), ContentClass::bulk, pair.now());
+  auto id2 = *pair.client().open_stream(destination_at(12, 81), ContentClass::bulk, pair.now());
   EXPECT_EQ(pair.client().stats().ensembles_started, 2u);
   EXPECT_TRUE(pair.client().stats().ensemble.resumed);
   pair.client_app().send(id2, pattern(100'000, 13), true);
@@ -368,24 +368,24 @@ TEST(Connection, StreamAfterIdleResumesFromTemporalCache) {
 
 TEST(Connection, WithoutACacheANewEnsembleStartsCold) {
   ConnectionPair pair;
-  auto id = *pair.client().open_stream(endpoint(12, 80), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(12, 80), ContentClass::bulk, pair.now());
   pair.client_app().send(id, pattern(10'000, 14), true);
   pair.hub_app().send(id, {}, true);
   ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id); }));
   pair.run_for(ms(100));
-  pair.client().open_stream(endpoint(12, 81), ContentClass::bulk, pair.now());
+  pair.client().open_stream(destination_at(12, 81), ContentClass::bulk, pair.now());
   EXPECT_EQ(pair.client().stats().ensembles_started, 2u);
   EXPECT_FALSE(pair.client().stats().ensemble.resumed);
 }
 
 TEST(Connection, CloseReachesThePeer) {
   ConnectionPair pair;
-  auto id = *pair.client().open_stream(endpoint(13, 80), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(13, 80), ContentClass::bulk, pair.now());
   pair.client_app().send(id, pattern(1000, 15), false);
   ASSERT_TRUE(pair.run_until([&] { return !pair.hub_app().opened.empty(); }));
   pair.client().close(7, "bye", pair.now());
   EXPECT_TRUE(pair.client().is_closed());
-  EXPECT_FALSE(pair.client().open_stream(endpoint(13, 81), ContentClass::bulk, pair.now()));
+  EXPECT_FALSE(pair.client().open_stream(destination_at(13, 81), ContentClass::bulk, pair.now()));
   ASSERT_TRUE(pair.run_until([&] { return pair.hub().is_closed(); }, ms(1000)));
   ASSERT_TRUE(pair.hub_app().connection_closed);
   EXPECT_EQ(pair.hub_app().connection_closed->error_code, 7u);
@@ -412,7 +412,7 @@ TEST(Connection, OpenStreamsKeepTheConnectionAlive) {
   o.client.idle_timeout = ms(500);
   o.hub.idle_timeout = ms(500);
   ConnectionPair pair(o);
-  auto id = *pair.client().open_stream(endpoint(14, 80), ContentClass::bulk, pair.now());
+  auto id = *pair.client().open_stream(destination_at(14, 80), ContentClass::bulk, pair.now());
   pair.client_app().send(id, pattern(10, 16), false);
   pair.run_for(ms(3000));  // no data, but keepalive PINGs
   EXPECT_FALSE(pair.client().is_closed());
@@ -422,7 +422,7 @@ TEST(Connection, OpenStreamsKeepTheConnectionAlive) {
 TEST(Connection, WrongStreamParityIsAProtocolViolation) {
   ConnectionPair pair;
   // The "client" opening an odd id: the hub's parity.
-  pair.inject(true, craft({StreamOpenFrame{1, endpoint(1, 1), ContentClass::bulk}}, 0));
+  pair.inject(true, craft({StreamOpenFrame{1, destination_at(1, 1), ContentClass::bulk}}, 0));
   EXPECT_TRUE(pair.hub().is_closed());
   auto event = pair.hub().poll_event();
   ASSERT_TRUE(event && std::holds_alternative<ConnectionClosed>(*event));
@@ -436,7 +436,7 @@ TEST(Connection, DataBeyondCreditIsAFlowControlViolation) {
   ConnectionPair pair;
   const std::vector<std::byte> data(1000);
   // Offset just below the initial stream credit: the frame ends 1000 - 1 bytes past it.
-  pair.inject(true, craft({StreamOpenFrame{0, endpoint(1, 1), ContentClass::bulk},
+  pair.inject(true, craft({StreamOpenFrame{0, destination_at(1, 1), ContentClass::bulk},
                            StreamFrame{0, kInitialStreamCreditBytes + (1 << 20) - 999, false, data}},
                           0));
   EXPECT_TRUE(pair.hub().is_closed());
@@ -450,7 +450,7 @@ TEST(Connection, UncoupledEnsembleStillCarriesOneStreamPerPacket) {
   ConnectionPair pair(o);
   std::vector<StreamId> ids;
   for (int i = 0; i < 6; ++i) {
-    ids.push_back(*pair.client().open_stream(endpoint(15, 80), ContentClass::bulk, pair.now()));
+    ids.push_back(*pair.client().open_stream(destination_at(15, 80), ContentClass::bulk, pair.now()));
     pair.client_app().send(ids.back(), pattern(60'000, 40 + i), true);
   }
   ASSERT_TRUE(pair.run_until([&] {

@@ -5,8 +5,8 @@
 namespace egw::tunnel {
 namespace {
 
-Endpoint v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
-  Endpoint e;
+Destination v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
+  Destination e;
   e.address = {a, b, c, d};
   e.port = 443;
   return e;
@@ -32,8 +32,8 @@ TEST(EnsembleKey, PrefixBitsInsideAByteAreMasked) {
 }
 
 TEST(EnsembleKey, Ipv6PrefixIsWrittenInHexGroups) {
-  Endpoint e;
-  e.family = Endpoint::Family::ipv6;
+  Destination e;
+  e.family = Destination::Family::ipv6;
   e.address = {0x20, 0x01, 0x0d, 0xb8, 0x00, 0x01, 0xab, 0xcd, 0, 0, 0, 0, 0, 0, 0, 1};
   const EnsembleKeying k{.by_destination_prefix = true};
   EXPECT_EQ(ensemble_key("p", e, k), "p|2001:db8:1:0:0:0:0:0/48");

@@ -24,9 +24,9 @@ std::vector<std::byte> encode(const std::vector<Frame>& frames) {
 
 const std::vector<std::byte> kPayload = bytes({'h', 'e', 'l', 'l', 'o'});
 
-Endpoint v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d, std::uint16_t port) {
-  Endpoint e;
-  e.family = Endpoint::Family::ipv4;
+Destination v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d, std::uint16_t port) {
+  Destination e;
+  e.family = Destination::Family::ipv4;
   e.address = {a, b, c, d};
   e.port = port;
   return e;
@@ -34,8 +34,8 @@ Endpoint v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d, std:
 
 // One of each frame type, with values that exercise every varint width.
 std::vector<Frame> sample_frames() {
-  Endpoint six;
-  six.family = Endpoint::Family::ipv6;
+  Destination six;
+  six.family = Destination::Family::ipv6;
   for (std::size_t i = 0; i < 16; ++i) six.address[i] = static_cast<std::uint8_t>(0x20 + i);
   six.port = 443;
   return {

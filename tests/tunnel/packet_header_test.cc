@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "tunnel/test_protection.h"
+#include "tests/support/test_protection.h"
 #include "tunnel/varint.h"
 #include "tests/tunnel/byte_literals.h"
 

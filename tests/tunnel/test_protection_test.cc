@@ -1,5 +1,5 @@
 // TestProtection: an AEAD stand-in whose tag catches any change.
-#include "tunnel/test_protection.h"
+#include "tests/support/test_protection.h"
 
 #include <gtest/gtest.h>
 

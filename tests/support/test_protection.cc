@@ -1,4 +1,4 @@
-#include "tunnel/test_protection.h"
+#include "tests/support/test_protection.h"
 
 #include <cstring>
 

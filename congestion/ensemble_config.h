@@ -1,0 +1,71 @@
+// Everything an admin or a test may set on an ensemble: coupling, window law,
+// recovery options, joins, pacing, careful resume and the scheduler policy.
+// Defaults are the product's.
+#pragma once
+
+#include <cstdint>
+
+#include "common/units.h"
+#include "congestion/stride_scheduler.h"
+
+namespace egw::congestion {
+
+enum class CouplingMode {
+  single,   // the ensemble is as aggressive as one flow (E-TCP, TCP session)
+  n_flows,  // as aggressive as n flows, n = active members (EFCM, ctrlTCP)
+  none,     // each member has its own independent state (uncoupled baseline)
+};
+
+enum class WindowLawKind { newreno, cubic };
+
+// How a domain's initial slow start ends: at the first loss (RFC 5681), or
+// earlier, when the RTT grows, with HyStart++ (RFC 9406, congestion/hystart.h).
+enum class SlowStart { standard, hystart_pp };
+
+// How a domain sends during loss recovery: `gate` holds every packet until
+// the flight is below the reduced window (RFC 6582 with the plain cwnd gate);
+// `prr` releases ssthresh/RecoverFS bytes per byte delivered (RFC 6937,
+// PRR-SSRB, congestion/prr.h), so the first retransmission goes at once.
+enum class Recovery { gate, prr };
+
+enum class JoinMode {
+  ack_clocked,  // seed 003 Algorithm 1: the joiner's share is released by ACKs of the others
+  immediate,    // the joiner may send its share at once (the bursty baseline)
+  paced,        // EFCM: the share is released by timer pacing
+};
+
+struct PacingConfig {
+  std::uint32_t max_burst_packets = 2;  // EFCM: at most 2 segments back to back
+  double alpha_min = 1.0;               // spacing alpha*SRTT/CWND, alpha grows
+  double alpha_max = 2.0;               //   from 1 to 2 as SRTT grows
+};
+
+struct ResumeConfig {
+  bool enabled = true;
+  bool mark_low_priority = true;  // DSCP LE (RFC 8622) on unvalidated packets
+};
+
+struct EnsembleConfig {
+  CouplingMode coupling = CouplingMode::single;
+  WindowLawKind law = WindowLawKind::newreno;
+  SlowStart slow_start = SlowStart::standard;  // every domain (`none`: each member)
+  // RFC 9002 7.3.2 / RFC 6675 5: on entering recovery one packet may be sent
+  // at once whatever the reduced window says, so the first retransmission is
+  // not held until the flight drains below the new cwnd.
+  bool send_one_on_recovery = false;
+  Recovery recovery = Recovery::gate;  // every domain (`none`: each member)
+  JoinMode join = JoinMode::ack_clocked;
+  ByteCount max_datagram_bytes = 1200;        // window arithmetic unit ("MSS")
+  std::uint32_t initial_window_packets = 10;  // RFC 6928
+  std::uint32_t min_window_packets = 2;
+  Duration initial_rtt = ms(333);  // RFC 9002 6.2.2, before any sample
+  Duration min_rto = ms(200);      // Linux's floor; RFC 6298 says 1 s
+  Duration max_rto = ms(60'000);
+  std::uint32_t packet_threshold = 3;  // RFC 9002 kPacketThreshold
+  double time_threshold = 9.0 / 8.0;   // RFC 9002 kTimeThreshold
+  SchedulerConfig scheduler;
+  PacingConfig pacing;
+  ResumeConfig resume;
+};
+
+}  // namespace egw::congestion
