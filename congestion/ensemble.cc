@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 #include <utility>
 
 #include "congestion/careful_resume.h"
@@ -166,6 +167,9 @@ struct Ensemble::Impl {
   std::uint64_t rto_count = 0;
   // `n_flows`: each member's own RFC 6582 "recover" point (one entry per member).
   std::map<MemberId, PacketNumber> member_recovery;
+  std::unordered_set<MemberId> backlog;  // members with something to send
+  AckOutcome ack_out;          // reused by on_ack
+  TimeoutOutcome timeout_out;  // reused by on_timeout
 };
 
 Ensemble::Impl::Impl(const EnsembleConfig& c, Instant now, std::optional<PathState> resume_from)
@@ -460,6 +464,7 @@ void Ensemble::remove_member(MemberId id, Instant /*now*/) {
   Impl& m = *impl_;
   if (m.members.erase(id) == 0) return;
   m.scheduler.remove(id);
+  m.backlog.erase(id);
   m.joins.erase(id);
   m.member_recovery.erase(id);
   if (!m.coupled()) {
@@ -488,11 +493,21 @@ bool Ensemble::can_send(MemberId id, Instant now) const {
   return g.window_open && !g.paced_until;
 }
 
-std::optional<MemberId> Ensemble::pick_sender(
-    Instant now, const std::function<bool(MemberId)>& has_data) const {
+void Ensemble::set_backlogged(MemberId id, bool backlogged, Instant /*now*/) {
+  Impl& m = *impl_;
+  if (backlogged && m.members.contains(id)) {
+    m.backlog.insert(id);
+  } else {
+    m.backlog.erase(id);
+  }
+}
+
+bool Ensemble::backlogged(MemberId id) const { return impl_->backlog.contains(id); }
+
+std::optional<MemberId> Ensemble::pick_sender(Instant now) {
   const Impl& m = *impl_;
   auto eligible = [&](MemberId id) {
-    return m.members.contains(id) && has_data(id) && can_send(id, now);
+    return m.backlog.contains(id) && can_send(id, now);
   };
   // Seed 003 Algorithm 1: a slot freed by the others' acks goes to the joiner.
   bool any_clocked = false;
@@ -565,9 +580,12 @@ bool Ensemble::low_priority() const {
   return m.config.resume.mark_low_priority && m.resume && m.resume->sending_unvalidated();
 }
 
-AckOutcome Ensemble::on_ack(std::span<const AckedRange> ranges, Duration ack_delay, Instant now) {
+const AckOutcome& Ensemble::on_ack(std::span<const AckedRange> ranges, Duration ack_delay,
+                                   Instant now) {
   Impl& m = *impl_;
-  AckOutcome out;
+  AckOutcome& out = m.ack_out;
+  out.acked.clear();
+  out.lost.clear();
   for (auto& [id, d] : m.domains) m.process_ack(*d, ranges, ack_delay, now, out);
   auto by_number = [](const SentPacket& a, const SentPacket& b) { return a.number < b.number; };
   std::sort(out.acked.begin(), out.acked.end(), by_number);
@@ -587,9 +605,11 @@ std::optional<Instant> Ensemble::next_timeout() const {
   return earliest;
 }
 
-TimeoutOutcome Ensemble::on_timeout(Instant now) {
+const TimeoutOutcome& Ensemble::on_timeout(Instant now) {
   Impl& m = *impl_;
-  TimeoutOutcome out;
+  TimeoutOutcome& out = m.timeout_out;
+  out.lost.clear();
+  out.rto_fired = false;
   for (auto& [id, dp] : m.domains) {
     Domain& d = *dp;
     if (d.sent.empty()) continue;

@@ -27,7 +27,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -83,14 +82,21 @@ class Ensemble {
   void set_scheduler_config(const SchedulerConfig& config);
   std::size_t member_count() const;
 
+  // Which members have something to send: new data within their own stream
+  // credit, or a retransmission. The tunnel says so whenever it changes; only
+  // backlogged members are scheduled, and idle members cost nothing per
+  // packet. With `n_flows` a member counts towards n while it is backlogged
+  // or has packets in flight (an idle stream adds no aggressiveness).
+  void set_backlogged(MemberId id, bool backlogged, Instant now);
+  bool backlogged(MemberId id) const;
+
   // Sending. can_send: may `id` put one more full-size packet on the wire now
   // (window, join share and pacing). Retransmissions use it too but skip
   // pick_sender: they go first.
   bool can_send(MemberId id, Instant now) const;
-  // The member that sends next among those with data (has_data) that may
-  // send, by the stride scheduler (and join state).
-  std::optional<MemberId> pick_sender(Instant now,
-                                      const std::function<bool(MemberId)>& has_data) const;
+  // The backlogged member that sends next, by the stride scheduler (and join
+  // state), among those that may send now.
+  std::optional<MemberId> pick_sender(Instant now);
   // Packet numbers must increase in send order (never reused); a packet whose
   // number does not is counted but not tracked.
   void on_packet_sent(const SentPacket& packet);
@@ -99,12 +105,15 @@ class Ensemble {
   bool low_priority() const;
 
   // Feedback. Ranges may come in any order; packet numbers this ensemble did
-  // not send are ignored. ack_delay is the receiver's reported delay.
-  AckOutcome on_ack(std::span<const AckedRange> ranges, Duration ack_delay, Instant now);
+  // not send are ignored. ack_delay is the receiver's reported delay. The
+  // outcome lives in buffers the ensemble reuses: valid until the next
+  // on_ack or on_timeout (no allocation per ack in steady state).
+  const AckOutcome& on_ack(std::span<const AckedRange> ranges, Duration ack_delay, Instant now);
   // Earliest of the loss-time and RTO deadlines; nullopt when nothing is outstanding.
   std::optional<Instant> next_timeout() const;
-  TimeoutOutcome on_timeout(Instant now);
-  // When can_send() is false only because of pacing, when it becomes true.
+  const TimeoutOutcome& on_timeout(Instant now);
+  // When a backlogged member is held only by pacing (or a join's release
+  // timer), the instant it may send; nullopt otherwise.
   std::optional<Instant> next_pacing_release(Instant now) const;
 
   // The state to cache when the ensemble ends.

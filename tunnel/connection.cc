@@ -116,7 +116,7 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
   std::vector<congestion::AckedRange> ranges;
   ranges.reserve(f.ranges.size());
   for (const AckRange& r : f.ranges) ranges.push_back({r.smallest, r.largest});
-  congestion::AckOutcome outcome = ensemble->on_ack(ranges, f.ack_delay, now);
+  const congestion::AckOutcome& outcome = ensemble->on_ack(ranges, f.ack_delay, now);
   acked_streams.clear();
   for (const congestion::SentPacket& p : outcome.acked) on_packet_acked(p.number);
   for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number);

@@ -91,11 +91,10 @@ std::optional<StreamId> Connection::Impl::pick_data_member(Instant now) {
   for (StreamId id : retransmit_streams) {
     if (ensemble->can_send(id, now)) return id;
   }
+  // Interim: backlog recomputed for every stream (O(streams) per packet).
   const std::uint64_t allowance = send_credit.available();
-  return ensemble->pick_sender(now, [&](congestion::MemberId id) {
-    Stream* s = find(id);
-    return s && s->send.has_new_data(allowance);
-  });
+  for (auto& [id, s] : streams) ensemble->set_backlogged(id, s.send.has_new_data(allowance), now);
+  return ensemble->pick_sender(now);
 }
 
 bool Connection::Impl::write_control_frames(WireWriter& w, SentRecord& record) {
@@ -299,7 +298,7 @@ void Connection::Impl::on_timeout(Instant now) {
   }
   if (ensemble) {
     if (auto t = ensemble->next_timeout(); t && *t <= now) {
-      congestion::TimeoutOutcome outcome = ensemble->on_timeout(now);
+      const congestion::TimeoutOutcome& outcome = ensemble->on_timeout(now);
       for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number);
       // RFC 9002 6.2.4: a probe must go out even when nothing is left to resend.
       if (outcome.rto_fired && retransmit_streams.empty() && !control_pending()) {

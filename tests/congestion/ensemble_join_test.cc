@@ -34,13 +34,13 @@ TEST(EnsembleJoin, AckClockedJoinTakesFreedSlotsAndNeverExceedsTheWindow) {
   Harness h(config);
   start_with_a_full_window(h);
   EXPECT_FALSE(h.ensemble.can_send(B, h.now));  // no burst: the window is full
-  EXPECT_FALSE(h.ensemble.pick_sender(h.now, kAlwaysData));
+  EXPECT_FALSE(h.pick(kAlwaysData, {A, B}));
 
   std::vector<MemberId> picks;
   for (PacketNumber acked = 1; acked <= 10; ++acked) {
     h.now += ms(10);
     h.ack_range(acked, acked);  // slow start: each ack frees 2 slots
-    while (auto m = h.ensemble.pick_sender(h.now, kAlwaysData)) {
+    while (auto m = h.pick(kAlwaysData, {A, B})) {
       picks.push_back(*m);
       h.send(*m);
       ASSERT_LE(h.flight(), h.cwnd());  // the aggregate never overshoots

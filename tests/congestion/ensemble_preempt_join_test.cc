@@ -36,7 +36,7 @@ TEST(EnsemblePreemptJoin, ClockedJoinerDoesNotOvertakeThePreemptingClass) {
   for (PacketNumber acked = 1; acked <= 5; ++acked) {
     h.now += ms(10);
     h.ack_range(acked, acked);  // slow start: each ack frees 2 slots
-    while (auto m = h.ensemble.pick_sender(h.now, has_data)) {
+    while (auto m = h.pick(has_data, {H, I})) {
       picks.push_back(*m);
       h.send(*m);
       if (*m == H) --html_data_left;
@@ -62,7 +62,7 @@ TEST(EnsemblePreemptJoin, HtmlJoinerStillGetsItsClockedSlots) {
   h.ack_range(1, 1);  // frees 2 slots
   // share = 12000 * 12 / 24 = 6000 bytes = 5 clocked packets: both slots go to H2.
   std::vector<MemberId> picks;
-  while (auto m = h.ensemble.pick_sender(h.now, always)) {
+  while (auto m = h.pick(always, {H, H2})) {
     picks.push_back(*m);
     h.send(*m);
   }

@@ -1,6 +1,7 @@
 // Drives an Ensemble with explicit instants: send packets, build ack events.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <vector>
@@ -38,6 +39,13 @@ struct Harness {
       ++sent;
     }
     return sent;
+  }
+  // Marks each of `members` backlogged as has_data says, then asks the
+  // scheduler (the tunnel keeps the backlog current the same way).
+  std::optional<MemberId> pick(const std::function<bool(MemberId)>& has_data,
+                               std::initializer_list<MemberId> members) {
+    for (MemberId m : members) ensemble.set_backlogged(m, has_data(m), now);
+    return ensemble.pick_sender(now);
   }
   AckOutcome ack(std::initializer_list<AckedRange> ranges, Duration ack_delay = ms(0)) {
     const std::vector<AckedRange> v(ranges);
