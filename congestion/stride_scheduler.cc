@@ -50,6 +50,17 @@ void StrideScheduler::rescale(Member& m, std::uint64_t old_stride) {
   m.pass = virtual_pass_ + static_cast<std::uint64_t>(std::min<unsigned __int128>(scaled, cap));
 }
 
+void StrideScheduler::refresh(MemberId id, Member& m) {
+  const std::uint32_t t = tickets_for(m);
+  total_tickets_ = total_tickets_ - m.tickets + t;
+  if (m.heap_index != kNotReady) {
+    ready_tickets_ = ready_tickets_ - m.tickets + t;
+    heap_[m.heap_index] = Slot{precedence(m), m.pass, id};
+    heap_update(m.heap_index);
+  }
+  m.tickets = t;
+}
+
 void StrideScheduler::add(MemberId id, ContentClass cls) {
   auto it = members_.find(id);
   if (it != members_.end()) {
@@ -57,10 +68,37 @@ void StrideScheduler::add(MemberId id, ContentClass cls) {
     return;
   }
   // Starts level with the virtual time: no credit for the time before it existed.
-  members_.emplace(id, Member{cls, virtual_pass_, 0});
+  Member& m = members_.emplace(id, Member{cls, virtual_pass_, 0, 0, kNotReady}).first->second;
+  m.tickets = tickets_for(m);
+  total_tickets_ += m.tickets;
+  heap_push(id, m);
 }
 
-void StrideScheduler::remove(MemberId id) { members_.erase(id); }
+void StrideScheduler::remove(MemberId id) {
+  auto it = members_.find(id);
+  if (it == members_.end()) return;
+  heap_erase(it->second);
+  total_tickets_ -= it->second.tickets;
+  members_.erase(it);
+}
+
+void StrideScheduler::set_ready(MemberId id, bool ready) {
+  auto it = members_.find(id);
+  if (it == members_.end()) return;
+  Member& m = it->second;
+  if (ready == (m.heap_index != kNotReady)) return;
+  if (!ready) {
+    heap_erase(m);
+    return;
+  }
+  m.pass = effective_pass(m);  // no credit for the time it had nothing to send
+  heap_push(id, m);
+}
+
+bool StrideScheduler::ready(MemberId id) const {
+  auto it = members_.find(id);
+  return it != members_.end() && it->second.heap_index != kNotReady;
+}
 
 void StrideScheduler::set_class(MemberId id, ContentClass cls) {
   auto it = members_.find(id);
@@ -68,33 +106,46 @@ void StrideScheduler::set_class(MemberId id, ContentClass cls) {
   const std::uint64_t old_stride = stride_for(it->second);
   it->second.cls = cls;
   rescale(it->second, old_stride);
+  refresh(id, it->second);
 }
 
 void StrideScheduler::set_config(const SchedulerConfig& config) {
-  std::map<MemberId, std::uint64_t> old_strides;
+  // An admin reload: O(members) is fine here, never per packet.
+  std::unordered_map<MemberId, std::uint64_t> old_strides;
   for (const auto& [id, m] : members_) old_strides[id] = stride_for(m);
   config_ = config;
-  for (auto& [id, m] : members_) rescale(m, old_strides[id]);
+  for (auto& [id, m] : members_) {
+    rescale(m, old_strides[id]);
+    refresh(id, m);
+  }
+}
+
+std::optional<MemberId> StrideScheduler::pick() const {
+  if (heap_.empty()) return std::nullopt;
+  return heap_.front().id;
 }
 
 std::optional<MemberId> StrideScheduler::pick(
     const std::function<bool(MemberId)>& eligible) const {
-  std::optional<MemberId> best;
-  int best_precedence = 0;
-  std::uint64_t best_pass = 0;
-  // Ascending ids, strict comparisons: ties go to the lowest id. eligible() is
-  // only asked about members that would beat the current best.
-  for (const auto& [id, m] : members_) {
-    const int prec = precedence(m);
-    const std::uint64_t pass = effective_pass(m);
-    const bool better =
-        !best || prec < best_precedence || (prec == best_precedence && pass < best_pass);
-    if (!better || !eligible(id)) continue;
-    best = id;
-    best_precedence = prec;
-    best_pass = pass;
+  // Best-first walk of the heap: a frontier of heap indexes ordered by key;
+  // a node's children can only be worse than the node itself.
+  search_.clear();
+  auto worse = [&](std::size_t a, std::size_t b) { return heap_[b] < heap_[a]; };
+  auto push = [&](std::size_t i) {
+    if (i >= heap_.size()) return;
+    search_.push_back(i);
+    std::push_heap(search_.begin(), search_.end(), worse);
+  };
+  push(0);
+  while (!search_.empty()) {
+    std::pop_heap(search_.begin(), search_.end(), worse);
+    const std::size_t i = search_.back();
+    search_.pop_back();
+    if (eligible(heap_[i].id)) return heap_[i].id;
+    push(2 * i + 1);
+    push(2 * i + 2);
   }
-  return best;
+  return std::nullopt;
 }
 
 void StrideScheduler::on_sent(MemberId id) { charge(id, true); }
@@ -111,15 +162,80 @@ void StrideScheduler::charge(MemberId id, bool in_turn) {
   if (in_turn) virtual_pass_ = std::max(virtual_pass_, start);
   m.pass = start + stride_for(m);
   ++m.packets_sent;  // decay: the new tickets apply from the next charge
+  refresh(id, m);
 }
 
 std::uint32_t StrideScheduler::tickets(MemberId id) const {
   auto it = members_.find(id);
-  return it == members_.end() ? 0 : tickets_for(it->second);
+  return it == members_.end() ? 0 : it->second.tickets;
 }
 
 std::size_t StrideScheduler::size() const { return members_.size(); }
 
 bool StrideScheduler::contains(MemberId id) const { return members_.contains(id); }
+
+// ------------------------------------------------------------------ heap
+
+void StrideScheduler::place(std::size_t index, const Slot& slot) {
+  heap_[index] = slot;
+  members_.find(slot.id)->second.heap_index = index;
+}
+
+void StrideScheduler::heap_push(MemberId id, Member& m) {
+  heap_.push_back(Slot{precedence(m), m.pass, id});
+  m.heap_index = heap_.size() - 1;
+  ready_tickets_ += m.tickets;
+  sift_up(m.heap_index);
+}
+
+void StrideScheduler::heap_erase(Member& m) {
+  if (m.heap_index == kNotReady) return;
+  const std::size_t index = m.heap_index;
+  m.heap_index = kNotReady;
+  ready_tickets_ -= m.tickets;
+  const Slot last = heap_.back();
+  heap_.pop_back();
+  if (index == heap_.size()) return;  // it was the last slot
+  place(index, last);
+  heap_update(index);
+}
+
+void StrideScheduler::heap_update(std::size_t index) {
+  if (index > 0 && heap_[index] < heap_[(index - 1) / 2]) {
+    sift_up(index);
+  } else {
+    sift_down(index);
+  }
+}
+
+void StrideScheduler::sift_up(std::size_t index) {
+  const Slot moving = heap_[index];
+  while (index > 0) {
+    const std::size_t parent = (index - 1) / 2;
+    if (!(moving < heap_[parent])) break;
+    place(index, heap_[parent]);
+    index = parent;
+  }
+  place(index, moving);
+}
+
+void StrideScheduler::sift_down(std::size_t index) {
+  const Slot moving = heap_[index];
+  const std::size_t n = heap_.size();
+  while (true) {
+    std::size_t best = index;
+    const Slot* best_slot = &moving;
+    for (std::size_t child : {2 * index + 1, 2 * index + 2}) {
+      if (child < n && heap_[child] < *best_slot) {
+        best = child;
+        best_slot = &heap_[child];
+      }
+    }
+    if (best == index) break;
+    place(index, heap_[best]);
+    index = best;
+  }
+  place(index, moving);
+}
 
 }  // namespace egw::congestion

@@ -31,16 +31,27 @@
 // create credit. Decay changes apply from the next charge on: the packet that
 // crosses a threshold is charged at the old tickets.
 //
-// Cost: pick() is O(members) and calls eligible() only for members that would
-// beat the best candidate so far. Determinism: ties go to the lowest id.
+// Ready members. Only members marked ready (the ensemble: backlogged, i.e.
+// with something to send) are scheduled. They live in an indexed binary heap
+// ordered by (precedence, pass, id), so the next sender is the heap's top:
+// pick() costs O(1), a charge or a readiness change O(log ready), and members
+// that are not ready cost nothing per packet. A member's pass is raised to
+// the virtual time when it becomes ready (no credit for the time it had
+// nothing to send); one that stays ready but is skipped by pick(eligible)
+// keeps its old pass, which wins ties at the virtual time for one packet at
+// most (it is then charged from the virtual time, like everyone).
+// Ticket totals (all members, ready members) are kept as running sums.
+//
+// Determinism: ties go to the lowest id.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "common/content_class.h"
 #include "common/units.h"
@@ -69,16 +80,25 @@ class StrideScheduler {
  public:
   explicit StrideScheduler(const SchedulerConfig& config = {});
 
+  // New members start ready (pass level with the virtual time).
   void add(MemberId id, ContentClass cls);
   void remove(MemberId id);
+  // Only ready members are picked. Becoming ready raises the pass to the
+  // virtual time.
+  void set_ready(MemberId id, bool ready);
+  bool ready(MemberId id) const;
+  std::size_t ready_count() const { return heap_.size(); }
   // Classes are often learned after a stream's first bytes; takes effect on
   // the member's next packet without giving it back-credit.
   void set_class(MemberId id, ContentClass cls);
   // Policies may change while members run (admin reload).
   void set_config(const SchedulerConfig& config);
 
-  // The eligible member (eligible(id) == true) that should send next, or
-  // nullopt when none is eligible. Does not advance anything.
+  // The ready member that should send next, or nullopt; O(1).
+  std::optional<MemberId> pick() const;
+  // The best ready member that `eligible` accepts, visiting ready members in
+  // schedule order (best first) and stopping at the first accepted one: the
+  // cost is the number of members rejected before it. Does not advance anything.
   std::optional<MemberId> pick(const std::function<bool(MemberId)>& eligible) const;
   // Charge `id` for one packet it sent (chosen by pick()). Unknown ids (such
   // as the ensemble's control pseudo-member) are ignored.
@@ -90,6 +110,9 @@ class StrideScheduler {
   // Current tickets of `id` under the policy (0 when unknown). Under preempt
   // the preempt class reports its content tickets; its precedence is separate.
   std::uint32_t tickets(MemberId id) const;
+  // Running sums of tickets(id): over every member, and over ready members.
+  std::uint64_t total_tickets() const { return total_tickets_; }
+  std::uint64_t ready_tickets() const { return ready_tickets_; }
   std::size_t size() const;
   bool contains(MemberId id) const;
 
@@ -98,26 +121,54 @@ class StrideScheduler {
   // a stride under 1e-6 for any realistic ticket count.
   static constexpr std::uint64_t kStride1 = std::uint64_t{1} << 20;
 
+  static constexpr std::size_t kNotReady = ~std::size_t{0};
+
   struct Member {
     ContentClass cls = ContentClass::bulk;
     std::uint64_t pass = 0;          // virtual time of this member's next packet
     std::uint64_t packets_sent = 0;  // drives ticket decay
+    std::uint32_t tickets = 1;       // cached tickets_for(*this)
+    std::size_t heap_index = kNotReady;
+  };
+  // A heap slot carries its sort key, so sifting touches no Member.
+  struct Slot {
+    int precedence = 1;
+    std::uint64_t pass = 0;
+    MemberId id = 0;
+    bool operator<(const Slot& o) const {
+      if (precedence != o.precedence) return precedence < o.precedence;
+      if (pass != o.pass) return pass < o.pass;
+      return id < o.id;
+    }
   };
 
   std::uint32_t tickets_for(const Member& m) const;
   std::uint64_t stride_for(const Member& m) const;
-  // The pass as compared and charged: never behind the virtual time.
+  // The pass as charged: never behind the virtual time.
   std::uint64_t effective_pass(const Member& m) const;
   // 0 for members that preempt everyone else, 1 otherwise.
   int precedence(const Member& m) const;
   // Re-express the part of m's pass ahead of the virtual time in a new stride.
   void rescale(Member& m, std::uint64_t old_stride);
   void charge(MemberId id, bool in_turn);
+  // Ticket sums and heap key after m's tickets, class or pass changed.
+  void refresh(MemberId id, Member& m);
+
+  // Heap over ready members (min at 0).
+  void heap_push(MemberId id, Member& m);
+  void heap_erase(Member& m);
+  void heap_update(std::size_t index);  // the key at index changed
+  void sift_up(std::size_t index);
+  void sift_down(std::size_t index);
+  void place(std::size_t index, const Slot& slot);
 
   SchedulerConfig config_;
-  // Ordered by id so that pick() visits members in a deterministic order.
-  std::map<MemberId, Member> members_;
+  std::unordered_map<MemberId, Member> members_;
+  std::vector<Slot> heap_;
+  mutable std::vector<std::size_t> search_;  // pick(eligible)'s frontier, reused
   std::uint64_t virtual_pass_ = 0;
+  std::uint64_t total_tickets_ = 0;
+  std::uint64_t ready_tickets_ = 0;
 };
 
 }  // namespace egw::congestion
