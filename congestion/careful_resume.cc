@@ -6,16 +6,39 @@
 
 namespace egw::congestion {
 
+namespace {
+// draft-ietf-tsvwg-careful-resume 4.3: the path is deemed to have changed
+// when the RTT is below half or above ten times the saved one.
+constexpr std::int64_t kRttCheckLowDivisor = 2;
+constexpr std::int64_t kRttCheckHighFactor = 10;
+}  // namespace
+
 CarefulResume::CarefulResume(const PathState& saved, ByteCount initial_window_bytes)
     : initial_window_bytes_(initial_window_bytes),
+      saved_cwnd_bytes_(saved.cwnd_bytes),
       saved_ssthresh_bytes_(saved.ssthresh_bytes == 0 ? kInfiniteSsthresh : saved.ssthresh_bytes),
-      pacing_period_(saved.srtt) {
-  const ByteCount half = saved.cwnd_bytes / 2;
-  // Without an RTT there is nothing to pace over: no jump.
-  if (half <= initial_window_bytes || saved.srtt <= Duration{0}) return;
+      saved_rtt_(saved.min_rtt > Duration{0} ? saved.min_rtt : saved.srtt) {
+  // Without an RTT there is nothing to check nor to pace over: no jump.
+  if (saved.cwnd_bytes / 2 <= initial_window_bytes || saved_rtt_ <= Duration{0}) return;
+  phase_ = Phase::reconnaissance;
+}
+
+std::optional<CarefulResume::Outcome> CarefulResume::on_rtt_sample(Duration sample,
+                                                                   ByteCount cwnd_bytes) {
+  if (!reconnaissance()) return std::nullopt;
+  const bool path_changed = sample < saved_rtt_ / kRttCheckLowDivisor ||
+                            sample > saved_rtt_ * kRttCheckHighFactor;
+  const ByteCount jump = std::max(cwnd_bytes, saved_cwnd_bytes_ / 2);
+  if (path_changed || jump <= cwnd_bytes || sample <= Duration{0}) {
+    phase_ = Phase::inactive;
+    return std::nullopt;
+  }
   phase_ = Phase::unvalidated;
-  jump_bytes_ = std::max(initial_window_bytes, half);
-  budget_bytes_ = jump_bytes_;
+  jump_bytes_ = jump;
+  cwnd_before_jump_ = cwnd_bytes;
+  budget_bytes_ = jump;  // the whole jump window is paced and marked
+  pacing_period_ = sample;
+  return Outcome{jump_bytes_, kInfiniteSsthresh};
 }
 
 void CarefulResume::on_sent(PacketNumber number, ByteCount bytes) {
@@ -26,7 +49,7 @@ void CarefulResume::on_sent(PacketNumber number, ByteCount bytes) {
 
 std::optional<CarefulResume::Outcome> CarefulResume::on_acked(
     ByteCount acked_bytes, std::optional<PacketNumber> smallest_outstanding) {
-  if (!active()) return std::nullopt;
+  if (!unvalidated()) return std::nullopt;
   acked_bytes_ += acked_bytes;
   if (!last_unvalidated_) return std::nullopt;  // nothing sent yet
   const bool unvalidated_outstanding =
@@ -39,13 +62,17 @@ std::optional<CarefulResume::Outcome> CarefulResume::on_acked(
   if (!smallest_outstanding) {
     // Ran out of data before the jump was used: only what was acked is proven.
     phase_ = Phase::validated;
-    return Outcome{std::max(initial_window_bytes_, acked_bytes_), saved_ssthresh_bytes_};
+    return Outcome{std::max(cwnd_before_jump_, acked_bytes_), saved_ssthresh_bytes_};
   }
   return std::nullopt;
 }
 
 std::optional<CarefulResume::Outcome> CarefulResume::on_lost() {
-  if (!active()) return std::nullopt;
+  if (reconnaissance()) {
+    phase_ = Phase::inactive;
+    return std::nullopt;
+  }
+  if (!unvalidated()) return std::nullopt;
   phase_ = Phase::fallback;
   return Outcome{initial_window_bytes_, kInfiniteSsthresh};
 }

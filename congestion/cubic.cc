@@ -103,6 +103,12 @@ void Cubic::on_rto(ByteCount /*bytes_in_flight*/, std::uint32_t n_flows) {
   epoch_start_.reset();
 }
 
+void Cubic::on_idle_ended(Duration idle) {
+  // Linux bictcp_cwnd_event(CA_EVENT_TX_START): the epoch moves by the idle
+  // time, so W_cubic(t) continues where it stopped instead of jumping ahead.
+  if (epoch_start_) *epoch_start_ += idle;
+}
+
 void Cubic::set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) {
   cwnd_ = static_cast<double>(std::max(cwnd_bytes, params_.max_datagram_bytes));
   ssthresh_ = ssthresh_bytes == 0 ? kInfiniteSsthresh : ssthresh_bytes;

@@ -44,6 +44,7 @@ class Cubic final : public WindowLaw {
   void on_congestion_event(Instant now, std::uint32_t n_flows) override;
   void on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
+  void on_idle_ended(Duration idle) override;
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
 
   static double beta_for(std::uint32_t n_flows);

@@ -3,38 +3,53 @@
 // ensemble.h; the pieces are in their own headers. What lives here:
 //
 //  - Domains. A domain is one congestion state (law + RTT + outstanding list
-//    + RTO timer + pacer). Coupled modes have one domain for every member;
-//    `none` has one per member plus a small one (min_window_packets) for
-//    kControlMember and for packets of unknown members.
+//    + RTO timer + pacer + careful resume). Coupled modes have one shared
+//    domain for every member; `none` has one per member plus the shared one
+//    (min_window_packets) for kControlMember and packets of unknown members.
+//  - Members. Each knows whether the tunnel says it is backlogged and how
+//    many bytes it has in flight; `n_flows` counts the active ones (either)
+//    as its n, so idle streams add no aggressiveness. Only backlogged members
+//    are in the scheduler's ready heap: per-packet work does not depend on
+//    how many streams are open.
+//  - Window validation (RFC 7661, RFC 9002 7.8, quiche IsCwndLimited): an ack
+//    grows the window only if the flight before it was within
+//    kCwndLimitedSlackPackets of cwnd (or, in slow start, above half of it).
 //  - Loss rounds (RFC 6582 3.2 "recover", RFC 9002 7.3.2): on a congestion
 //    event the domain remembers the largest packet number sent so far; losses
 //    of packets at or below it belong to the same round and do not decrease
-//    again, and their acks do not grow the window. With send_one_on_recovery
-//    the next packet may leave whatever the reduced window says (7.3.2).
-//  - PRR (Recovery::prr, RFC 6937): from the decrease until recovery ends (an
-//    ack of a packet sent after it, or nothing sent before it outstanding)
-//    the domain's Prr, not cwnd - flight, says whether a packet may leave.
-//    RecoverFS is the flight before the ack or timeout that started it.
+//    again, and their acks do not grow the window. Within one ack, losses are
+//    handled before acks (RFC 9002 A.7), so an ack that reveals a loss never
+//    grows the window first. With send_one_on_recovery the next packet may
+//    leave whatever the reduced window says (7.3.2).
+//  - PRR (Recovery::prr, RFC 6937): from the decrease until recovery ends the
+//    domain's Prr, not cwnd - flight, says whether a packet may leave.
 //  - HyStart++ (SlowStart::hystart_pp): while ssthresh is unset, each ack's
-//    growable bytes pass through the domain's HyStart (congestion/hystart.h),
-//    which sees every packet number sent and every RTT sample; when its CSS
-//    ends, ssthresh = cwnd.
+//    growable bytes pass through the domain's HyStart.
 //  - RTO (RFC 6298 5.1-5.7) per domain: armed when a packet leaves an idle
 //    domain, restarted by every ack of new data (from any member of the
 //    domain), off when nothing is outstanding.
-//  - Pacing (only where a paper asks for it, not always): the first window
-//    after an idle period longer than one RTO (E-TCP), the unvalidated resumed
-//    window (careful resume) and a `paced` joiner's allowance (EFCM).
-//  - Joins (shared domain only, when data is in flight): share = cwnd *
-//    tickets / sum(tickets). ack_clocked: `clocked_packets` = share / MSS of
-//    priority in pick_sender within the unchanged window. immediate / paced:
-//    an allowance of `share` bytes the joiner may send beyond the window (at
-//    once / paced). A congestion event or RTO cancels what is left.
+//  - Idle. A domain that sends again after more than one RTO with nothing in
+//    flight restarts its window: coupled, by careful resume from its own
+//    state (initial window, RTT check, then at most half the old window,
+//    paced and marked low priority, validated by one RTT), or from the
+//    initial window when the idle time exceeds resume.max_idle; `none` (the
+//    uncoupled TCP baseline) by RFC 5681 4.1's restart window. Shorter idle
+//    periods are removed from CUBIC's clock.
+//  - Joins (coupled, when a member first becomes backlogged while others
+//    have data in flight): share = cwnd * tickets / active tickets (`n_flows`
+//    first adds the newcomer's initial window, EFCM 2.4.1). ack_clocked (seed
+//    003 Algorithm 1): each packet of the others that is acked releases one
+//    packet of the share (at most a burst of max_burst_packets), the others'
+//    window increase is held meanwhile, and a timer releases one packet per
+//    SRTT / share when the others' acks are too few; room in the window
+//    changes nothing. immediate / paced: an allowance of `share` bytes beyond
+//    the window (at once / paced), the baselines. A congestion event or RTO
+//    ends every join.
 #include "congestion/ensemble.h"
 
 #include <algorithm>
 #include <map>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 
 #include "congestion/careful_resume.h"
@@ -49,8 +64,10 @@ namespace egw::congestion {
 
 namespace {
 
-// In coupled modes the one domain is filed under this key.
-constexpr MemberId kSharedDomain = kControlMember;
+// A sender with fewer than this many packets of room left in the window is
+// window-limited (quiche kMaxBurstBytes: an ack clock releases a few packets
+// at a time, so "flight == cwnd" is rarely exact).
+constexpr ByteCount kCwndLimitedSlackPackets = 3;
 
 ByteCount saturating_add(ByteCount a, ByteCount b) {
   return a > kInfiniteSsthresh - b ? kInfiniteSsthresh : a + b;
@@ -60,10 +77,6 @@ ByteCount saturating_add(ByteCount a, ByteCount b) {
 ByteCount scale(ByteCount a, std::uint64_t num, std::uint64_t den) {
   if (den == 0) return 0;
   return a / den * num + a % den * num / den;
-}
-
-void append(std::vector<SentPacket>& into, std::vector<SentPacket>&& from) {
-  into.insert(into.end(), from.begin(), from.end());
 }
 
 struct Domain {
@@ -77,31 +90,50 @@ struct Domain {
         pacer(config.pacing.max_burst_packets),
         initial_window_bytes(initial_window_packets * config.max_datagram_bytes),
         idle_since(now) {
-    // Slow start is never paced here (pacing is for resumes, idle restarts
-    // and paced joins), so L = 8 (RFC 9406 4.2).
+    // Slow start is never paced here, so L = 8 (RFC 9406 4.2).
     if (config.slow_start == SlowStart::hystart_pp) hystart.emplace(/*paced=*/false);
   }
+
+  bool resume_unvalidated() const { return resume && resume->unvalidated(); }
 
   std::unique_ptr<WindowLaw> law;
   RttEstimator rtt;
   SentPackets sent;
-  Pacer pacer;
+  Pacer pacer;  // paces the unvalidated part of a careful resume
   ByteCount initial_window_bytes;
   std::optional<PacketNumber> recovery_point;  // RFC 6582 "recover"
   std::optional<HyStart> hystart;              // SlowStart::hystart_pp
   bool recovery_send_pending = false;          // send_one_on_recovery: one packet may go
   std::optional<Prr> prr;                      // Recovery::prr, while in recovery
+  std::optional<CarefulResume> resume;         // from the cache or after idle
   std::optional<Instant> rto_armed_at;
-  Instant idle_since;                // when the last outstanding packet left
-  ByteCount paced_budget_bytes = 0;  // rest of a paced restart-after-idle window
-  bool retired = false;              // `none`: its member was removed
+  Instant idle_since;    // when the last outstanding packet left
+  bool retired = false;  // `none`: its member was removed
+};
+
+struct MemberState {
+  ContentClass cls = ContentClass::bulk;
+  bool backlogged = false;
+  bool started = false;  // has been backlogged once: joined
+  bool active = false;   // counted in active_members
+  std::uint32_t active_tickets = 0;  // its tickets when it became active
+  ByteCount bytes_in_flight = 0;
 };
 
 struct JoinState {
   JoinMode mode = JoinMode::ack_clocked;
-  std::uint32_t clocked_packets = 0;  // ack_clocked: priority slots left
-  ByteCount allowance_bytes = 0;      // immediate / paced: beyond-window bytes left
+  // ack_clocked: packets of the share not sent yet, packets released by the
+  // others' acks and not sent yet, and the timer fallback.
+  std::uint32_t packets_left = 0;
+  std::uint32_t credit = 0;
+  Duration release_interval{0};
+  Instant last_release{};
+  // immediate / paced: bytes the joiner may still send beyond the window.
+  ByteCount allowance_bytes = 0;
   Pacer pacer;
+
+  bool clocked() const { return mode == JoinMode::ack_clocked; }
+  bool timer_due(Instant now) const { return now >= last_release + release_interval; }
 };
 
 }  // namespace
@@ -112,64 +144,92 @@ struct Ensemble::Impl {
   bool coupled() const { return config.coupling != CouplingMode::none; }
   std::uint32_t law_flows() const {
     if (config.coupling != CouplingMode::n_flows) return 1;
-    return static_cast<std::uint32_t>(std::max<std::size_t>(members.size(), 1));
+    return static_cast<std::uint32_t>(std::max<std::size_t>(active_members, 1));
   }
-  Domain& domain_for(MemberId id);
-  const Domain& domain_for(MemberId id) const;
+  Domain& domain_for(MemberId id) {
+    return const_cast<Domain&>(std::as_const(*this).domain_for(id));
+  }
+  const Domain& domain_for(MemberId id) const {
+    if (coupled()) return *shared;
+    auto it = member_domains.find(id);
+    return it != member_domains.end() ? *it->second : *shared;
+  }
+  template <typename F>
+  void for_each_domain(F&& f) {
+    f(*shared);
+    for (auto& [id, d] : member_domains) f(*d);
+  }
   Domain& new_member_domain(MemberId id, Instant now);
-  bool resume_active(const Domain& d) const {
-    return resume && resume->active() && &d == domains.at(kSharedDomain).get();
+  const JoinState* join_of(MemberId id) const {
+    if (joins.empty()) return nullptr;
+    auto it = joins.find(id);
+    return it == joins.end() ? nullptr : &it->second;
   }
-  bool idle_restart_due(const Domain& d, Instant now) const;
-  // RFC 9406 4.3: HyStart++ only in the initial slow start (ssthresh unset).
-  bool hystart_applies(const Domain& d) const {
-    return d.hystart && d.hystart->phase() != HyStart::Phase::done && !resume_active(d) &&
-           d.law->ssthresh_bytes() == kInfiniteSsthresh;
+  bool clocked_join_running() const {
+    return std::any_of(joins.begin(), joins.end(), [](const auto& e) { return e.second.clocked(); });
+  }
+
+  // Window validation: was the flight before an ack close enough to cwnd?
+  bool cwnd_limited(const Domain& d, ByteCount prior_flight) const;
+  bool restart_due(const Domain& d, Instant now) const;
+  void restart_after_idle(Domain& d, Instant now);
+  Duration resume_interval(const Domain& d) const {
+    return burst_interval_for(d.resume->jump_bytes(), d.resume->pacing_period(),
+                              config.pacing.max_burst_packets, config.max_datagram_bytes);
   }
   Duration efcm_interval(const Domain& d) const {
     return efcm_burst_interval(config.pacing, d.rtt.srtt(), d.law->cwnd_bytes(),
                                config.max_datagram_bytes);
   }
-  Duration resume_interval() const {
-    return burst_interval_for(resume->jump_bytes(), resume->pacing_period(),
-                              config.pacing.max_burst_packets, config.max_datagram_bytes);
-  }
-  // Why `id` may not send now: nothing (nullopt), the window, or pacing until
-  // the returned instant.
+  // Why `id` may not send now: the window (window_open false), or pacing /
+  // a join's release timer until paced_until.
   struct Gate {
     bool window_open = false;
     std::optional<Instant> paced_until;
+    bool open() const { return window_open && !paced_until; }
   };
-  Gate gate(MemberId id, Instant now) const;
+  Gate gate(const Domain& d, const JoinState* join, Instant now) const;
+  Gate gate(MemberId id, Instant now) const {
+    return gate(domain_for(id), coupled() ? join_of(id) : nullptr, now);
+  }
 
+  void update_active(MemberId id, MemberState& m);
+  void left_flight(const SentPacket& p);
+  void on_join(MemberId id, Instant now);
+  void release_join_credit(const std::vector<SentPacket>& acked, std::size_t first, Instant now);
   void process_ack(Domain& d, std::span<const AckedRange> ranges, Duration ack_delay,
                    Instant now, AckOutcome& out);
-  void on_lost(Domain& d, const std::vector<SentPacket>& lost, Instant now,
+  void on_lost(Domain& d, const std::vector<SentPacket>& lost, std::size_t first, Instant now,
                ByteCount prior_flight_bytes);
   void end_prr_if_recovered(Domain& d, PacketNumber largest_acked_in_event);
   void fire_rto(Domain& d, Instant now, TimeoutOutcome& out);
   void update_timer(Domain& d, Instant now, bool new_data_acked);
-  void cancel_join_allowances();
   void drop_retired_domains();
   const Domain& reference_domain() const;
 
   EnsembleConfig config;
   StrideScheduler scheduler;
-  std::map<MemberId, ContentClass> members;
-  std::map<MemberId, std::unique_ptr<Domain>> domains;
-  std::map<MemberId, JoinState> joins;
+  std::unordered_map<MemberId, MemberState> members;
+  std::size_t active_members = 0;
+  // Sum of active members' tickets, each counted as it was when the member
+  // became active (a join share's denominator; exact enough, and O(1)).
+  std::uint64_t active_tickets = 0;
+  std::unique_ptr<Domain> shared;
+  std::map<MemberId, std::unique_ptr<Domain>> member_domains;  // `none` only
+  std::size_t retired_domains = 0;
+  std::map<MemberId, JoinState> joins;  // a handful at a time
   std::optional<PathState> resumed_from;
-  std::optional<CarefulResume> resume;
   std::optional<PacketNumber> largest_sent;
   std::uint64_t packets_sent = 0;
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
   std::uint64_t rto_count = 0;
-  // `n_flows`: each member's own RFC 6582 "recover" point (one entry per member).
-  std::map<MemberId, PacketNumber> member_recovery;
-  std::unordered_set<MemberId> backlog;  // members with something to send
-  AckOutcome ack_out;          // reused by on_ack
-  TimeoutOutcome timeout_out;  // reused by on_timeout
+  // `n_flows`: each member's own RFC 6582 "recover" point.
+  std::unordered_map<MemberId, PacketNumber> member_recovery;
+  // Reused so that acks and timeouts allocate nothing in steady state.
+  AckOutcome ack_out;
+  TimeoutOutcome timeout_out;
+  SentPackets::AckResult acked_scratch;
 };
 
 Ensemble::Impl::Impl(const EnsembleConfig& c, Instant now, std::optional<PathState> resume_from)
@@ -179,78 +239,147 @@ Ensemble::Impl::Impl(const EnsembleConfig& c, Instant now, std::optional<PathSta
   config.min_window_packets = std::max<std::uint32_t>(config.min_window_packets, 1);
   const std::uint32_t first_window =
       coupled() ? config.initial_window_packets : config.min_window_packets;
-  domains.emplace(kSharedDomain, std::make_unique<Domain>(config, first_window, now));
+  shared = std::make_unique<Domain>(config, first_window, now);
 
   if (!resume_from || !config.resume.enabled || resume_from->srtt <= Duration{0}) return;
   resumed_from = *resume_from;
-  Domain& shared = *domains.at(kSharedDomain);
   if (!coupled()) return;  // `none`: member domains take only the RTT (new_member_domain)
-  shared.rtt.seed(resume_from->srtt, resume_from->rttvar, resume_from->min_rtt);
-  CarefulResume cr(*resume_from, shared.initial_window_bytes);
-  if (cr.active()) {
-    shared.law->set_state(cr.jump_bytes(), kInfiniteSsthresh);
-    shared.pacer.reset();
-    resume = cr;
-  }
-}
-
-Domain& Ensemble::Impl::domain_for(MemberId id) {
-  return const_cast<Domain&>(std::as_const(*this).domain_for(id));
-}
-
-const Domain& Ensemble::Impl::domain_for(MemberId id) const {
-  if (coupled()) return *domains.at(kSharedDomain);
-  auto it = domains.find(id);
-  return it != domains.end() ? *it->second : *domains.at(kSharedDomain);
+  shared->rtt.seed(resume_from->srtt, resume_from->rttvar, resume_from->min_rtt);
+  shared->resume.emplace(*resume_from, shared->initial_window_bytes);
+  if (!shared->resume->reconnaissance()) shared->resume.reset();
 }
 
 Domain& Ensemble::Impl::new_member_domain(MemberId id, Instant now) {
-  auto it = domains.find(id);
-  if (it != domains.end()) {
+  auto it = member_domains.find(id);
+  if (it != member_domains.end()) {
+    if (it->second->retired) --retired_domains;
     it->second->retired = false;
     return *it->second;
   }
   auto d = std::make_unique<Domain>(config, config.initial_window_packets, now);
   if (resumed_from) d->rtt.seed(resumed_from->srtt, resumed_from->rttvar, resumed_from->min_rtt);
-  return *domains.emplace(id, std::move(d)).first->second;
+  return *member_domains.emplace(id, std::move(d)).first->second;
 }
 
-bool Ensemble::Impl::idle_restart_due(const Domain& d, Instant now) const {
-  return d.sent.empty() && !resume_active(d) && now - d.idle_since > d.rtt.rto() &&
-         d.law->cwnd_bytes() > d.initial_window_bytes;
+bool Ensemble::Impl::cwnd_limited(const Domain& d, ByteCount prior_flight) const {
+  const ByteCount cwnd = d.law->cwnd_bytes();
+  if (prior_flight + kCwndLimitedSlackPackets * config.max_datagram_bytes >= cwnd) return true;
+  // Slow start doubles per RTT: a sender using more than half is using it.
+  return d.law->in_slow_start() && prior_flight > cwnd / 2;
 }
 
-Ensemble::Impl::Gate Ensemble::Impl::gate(MemberId id, Instant now) const {
-  Gate g;
-  const Domain& d = domain_for(id);
-  const ByteCount mss = config.max_datagram_bytes;
-  const ByteCount flight = d.sent.bytes_in_flight();
-  const ByteCount limit = d.law->cwnd_bytes();
-  const JoinState* join = nullptr;
-  if (coupled()) {
-    auto it = joins.find(id);
-    if (it != joins.end()) join = &it->second;
+bool Ensemble::Impl::restart_due(const Domain& d, Instant now) const {
+  return d.sent.empty() && !d.resume && d.rtt.srtt() > Duration{0} &&
+         now - d.idle_since > d.rtt.rto() && d.law->cwnd_bytes() > d.initial_window_bytes;
+}
+
+void Ensemble::Impl::restart_after_idle(Domain& d, Instant now) {
+  const ByteCount ssthresh = d.law->ssthresh_bytes();
+  const bool resumable = coupled() && config.resume.enabled &&
+                         now - d.idle_since <= config.resume.max_idle;
+  if (!resumable) {
+    // RFC 5681 4.1: restart window = min(IW, cwnd); ssthresh remembers.
+    d.law->set_state(d.initial_window_bytes, ssthresh);
+    return;
   }
+  const PathState saved{d.law->cwnd_bytes(), ssthresh,          d.rtt.srtt(), d.rtt.rttvar(),
+                        d.rtt.min_rtt(),     config.max_datagram_bytes, d.idle_since};
+  d.law->set_state(d.initial_window_bytes, ssthresh);
+  d.resume.emplace(saved, d.initial_window_bytes);
+  if (!d.resume->reconnaissance()) d.resume.reset();
+  d.pacer.reset();
+}
+
+Ensemble::Impl::Gate Ensemble::Impl::gate(const Domain& d, const JoinState* join,
+                                          Instant now) const {
+  Gate g;
+  const ByteCount flight = d.sent.bytes_in_flight();
+  // A domain about to restart after idle is judged by the window it restarts with.
+  const ByteCount limit = restart_due(d, now) ? d.initial_window_bytes : d.law->cwnd_bytes();
   // immediate / paced joiners may send what is left of their share whatever
-  // the window says; ack_clocked joiners wait for the window like everyone.
-  const bool allowance = join && join->mode != JoinMode::ack_clocked && join->allowance_bytes > 0;
-  const bool window = d.prr ? d.prr->may_send() : flight + mss <= limit;
+  // the window says.
+  const bool allowance = join && !join->clocked() && join->allowance_bytes > 0;
+  const bool window = d.prr ? d.prr->may_send() : flight + config.max_datagram_bytes <= limit;
   g.window_open = allowance || window || d.recovery_send_pending;
   if (!g.window_open) return g;
 
-  auto hold = [&](const Pacer& p, Duration interval) {
-    const Instant release = p.next_release(now, interval);
+  auto hold = [&](Instant release) {
     if (release > now) g.paced_until = g.paced_until ? std::max(*g.paced_until, release) : release;
   };
-  if (resume_active(d) && resume->sending_unvalidated()) {
-    hold(d.pacer, resume_interval());
-  } else if (d.paced_budget_bytes > 0 || idle_restart_due(d, now)) {
-    hold(d.pacer, efcm_interval(d));
+  if (d.resume && d.resume->sending_unvalidated()) {
+    hold(d.pacer.next_release(now, resume_interval(d)));
+  }
+  if (join && join->clocked() && join->credit == 0) {
+    hold(join->last_release + join->release_interval);  // the timer fallback
   }
   if (join && join->mode == JoinMode::paced && join->allowance_bytes > 0) {
-    hold(join->pacer, efcm_interval(d));
+    hold(join->pacer.next_release(now, efcm_interval(d)));
   }
   return g;
+}
+
+void Ensemble::Impl::update_active(MemberId id, MemberState& m) {
+  const bool active = m.backlogged || m.bytes_in_flight > 0;
+  if (active == m.active) return;
+  m.active = active;
+  if (active) {
+    ++active_members;
+    m.active_tickets = scheduler.tickets(id);
+    active_tickets += m.active_tickets;
+  } else {
+    --active_members;
+    active_tickets -= m.active_tickets;
+  }
+}
+
+void Ensemble::Impl::left_flight(const SentPacket& p) {
+  auto it = members.find(p.member);
+  if (it == members.end()) return;  // removed since, or the control member
+  MemberState& m = it->second;
+  m.bytes_in_flight -= std::min(m.bytes_in_flight, p.bytes);
+  update_active(p.member, m);
+}
+
+void Ensemble::Impl::on_join(MemberId id, Instant now) {
+  if (!coupled()) return;
+  Domain& d = *shared;
+  // Nobody else is sending: the newcomer just starts with the window.
+  if (d.sent.bytes_in_flight() <= members.at(id).bytes_in_flight) return;
+  if (config.coupling == CouplingMode::n_flows) {
+    // EFCM 2.4.1: the newcomer brings its initial window to the aggregate.
+    const ByteCount ssthresh = d.law->ssthresh_bytes();
+    d.law->set_state(saturating_add(d.law->cwnd_bytes(), d.initial_window_bytes),
+                     saturating_add(ssthresh, d.initial_window_bytes));
+  }
+  const ByteCount share = scale(d.law->cwnd_bytes(), scheduler.tickets(id), active_tickets);
+  JoinState join;
+  join.mode = config.join;
+  join.pacer = Pacer(config.pacing.max_burst_packets);
+  if (join.clocked()) {
+    join.packets_left = static_cast<std::uint32_t>(share / config.max_datagram_bytes);
+    if (join.packets_left == 0) return;
+    const Duration srtt = d.rtt.srtt() > Duration{0} ? d.rtt.srtt() : config.initial_rtt;
+    join.release_interval = std::max(us(1), srtt / join.packets_left);
+    join.last_release = now;
+  } else {
+    join.allowance_bytes = share;
+    if (share == 0) return;
+  }
+  joins[id] = join;
+}
+
+void Ensemble::Impl::release_join_credit(const std::vector<SentPacket>& acked, std::size_t first,
+                                         Instant now) {
+  for (auto& [id, j] : joins) {
+    if (!j.clocked()) continue;
+    std::uint32_t others = 0;
+    for (std::size_t i = first; i < acked.size(); ++i) others += acked[i].member != id ? 1 : 0;
+    if (others == 0) continue;
+    // Seed 003 Algorithm 1 with N = 1: one packet of the share per packet of
+    // the others acked; never more than a pacing burst at once.
+    j.credit = std::min({j.credit + others, j.packets_left, config.pacing.max_burst_packets});
+    j.last_release = now;
+  }
 }
 
 void Ensemble::Impl::update_timer(Domain& d, Instant now, bool new_data_acked) {
@@ -263,48 +392,38 @@ void Ensemble::Impl::update_timer(Domain& d, Instant now, bool new_data_acked) {
   if (new_data_acked || !d.rto_armed_at) d.rto_armed_at = now;
 }
 
-void Ensemble::Impl::cancel_join_allowances() {
-  for (auto it = joins.begin(); it != joins.end();) {
-    if (it->second.mode != JoinMode::ack_clocked) {
-      it = joins.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
 void Ensemble::Impl::end_prr_if_recovered(Domain& d, PacketNumber largest_acked_in_event) {
   if (!d.prr || !d.recovery_point) return;
   // RFC 9002 7.3.2: a packet sent after recovery began was acked; RFC 6582:
-  // nothing sent before it is outstanding (else an idle domain whose sndcnt
-  // is used up would wait for an ack that never comes).
+  // nothing sent before it is outstanding.
   const auto oldest = d.sent.smallest_outstanding();
   if (largest_acked_in_event > *d.recovery_point || !oldest || *oldest > *d.recovery_point) {
     d.prr.reset();  // cwnd = ssthresh already: the plain gate takes over
   }
 }
 
-void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, Instant now,
-                             ByteCount prior_flight_bytes) {
-  if (lost.empty()) return;
-  packets_lost += lost.size();
-  if (resume_active(d)) {
-    // Fallback without penalty: a fresh flow's window, no loss round; the rest
-    // of the jump that is lost too belongs to this (uncharged) round.
-    const auto outcome = resume->on_lost();
-    d.law->set_state(outcome->cwnd_bytes, outcome->ssthresh_bytes);
-    d.recovery_point = d.sent.largest_sent();
-    d.paced_budget_bytes = 0;
-    return;
+void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, std::size_t first,
+                             Instant now, ByteCount prior_flight_bytes) {
+  if (first == lost.size()) return;
+  packets_lost += lost.size() - first;
+  if (d.resume) {
+    if (auto fallback = d.resume->on_lost()) {
+      // Unvalidated: fall back without penalty: a fresh flow's window, no
+      // loss round; the rest of the jump lost with it is in this round.
+      d.law->set_state(fallback->cwnd_bytes, fallback->ssthresh_bytes);
+      d.recovery_point = d.sent.largest_sent();
+      d.resume.reset();
+      return;
+    }
+    d.resume.reset();  // reconnaissance: the resume ends, normal recovery follows
   }
   std::uint32_t decreases = 0;
   if (config.coupling == CouplingMode::n_flows) {
     // EFCM 2.4.2: each of n flows halves its own window once per its own loss
     // round, so the aggregate shrinks by 1/(2n) once per member that lost a
-    // packet sent after that member's last decrease. (One decrease per
-    // ensemble round would let n_flows take ~1.8x the share of n real flows
-    // when a drop-tail overflow hits several members at once.)
-    for (const SentPacket& p : lost) {
+    // packet sent after that member's last decrease.
+    for (std::size_t i = first; i < lost.size(); ++i) {
+      const SentPacket& p = lost[i];
       auto it = member_recovery.find(p.member);
       if (it != member_recovery.end() && p.number <= it->second) continue;
       member_recovery[p.member] = std::max(d.sent.largest_sent().value_or(0), p.number);
@@ -321,51 +440,78 @@ void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, Ins
   if (d.hystart) d.hystart->on_congestion();
   d.recovery_send_pending = config.send_one_on_recovery;
   if (config.recovery == Recovery::prr) d.prr.emplace(d.law->ssthresh_bytes(), prior_flight_bytes);
-  if (coupled()) cancel_join_allowances();
+  if (coupled()) joins.clear();  // shares were computed from the old window
 }
 
 void Ensemble::Impl::process_ack(Domain& d, std::span<const AckedRange> ranges,
                                  Duration ack_delay, Instant now, AckOutcome& out) {
   const ByteCount prior_flight = d.sent.bytes_in_flight();  // RecoverFS if recovery starts
-  auto result = d.sent.on_ack(ranges, now);
+  SentPackets::AckResult& result = acked_scratch;
+  result.acked.clear();
+  result.rtt_sample.reset();
+  d.sent.on_ack(ranges, now, result);
   if (result.acked.empty()) return;
   if (result.rtt_sample) d.rtt.on_sample(*result.rtt_sample, ack_delay);
   d.rtt.reset_backoff();
-  auto lost = d.sent.detect_lost(now, std::max(d.rtt.srtt(), d.rtt.latest_rtt()));
+  const std::size_t first_lost = out.lost.size();
+  d.sent.detect_lost(now, std::max(d.rtt.srtt(), d.rtt.latest_rtt()), out.lost);
+  // RFC 9002 A.7: losses first, so an ack that reveals a loss starts the loss
+  // round before any of its acks could grow the window.
+  on_lost(d, out.lost, first_lost, now, prior_flight);
 
   ByteCount acked_bytes = 0;
   ByteCount growable_bytes = 0;  // acks of packets sent after recovery began
   for (const SentPacket& p : result.acked) {
     acked_bytes += p.bytes;
     if (!d.recovery_point || p.number > *d.recovery_point) growable_bytes += p.bytes;
+    left_flight(p);
   }
+  for (std::size_t i = first_lost; i < out.lost.size(); ++i) left_flight(out.lost[i]);
+  // The window grows only when it was used (RFC 7661), not while a careful
+  // resume is unvalidated, and not while a joiner's share is being clocked
+  // out of the others' acks (seed 003: the others hold their increase).
+  const bool hold = d.resume_unvalidated() || !cwnd_limited(d, prior_flight) ||
+                    (coupled() && clocked_join_running());
+  if (coupled()) release_join_credit(result.acked, 0, now);
   bool css_over = false;  // HyStart++ CSS ran CSS_ROUNDS: congestion avoidance
-  if (hystart_applies(d)) {
+  if (!hold && d.hystart && d.hystart->phase() != HyStart::Phase::done &&
+      d.law->ssthresh_bytes() == kInfiniteSsthresh) {
     growable_bytes = d.hystart->on_ack(growable_bytes, result.acked.back().number,
                                        result.rtt_sample, config.max_datagram_bytes);
     css_over = d.hystart->phase() == HyStart::Phase::done;
   }
-  if (!resume_active(d) && growable_bytes > 0) {
+  if (!hold && growable_bytes > 0) {
     d.law->on_ack(growable_bytes, RttInfo{d.rtt.latest_rtt(), d.rtt.srtt(), d.rtt.min_rtt()},
                   now, law_flows());
   }
   if (css_over) d.law->set_state(d.law->cwnd_bytes(), d.law->cwnd_bytes());  // ssthresh = cwnd
+  // Careful resume: the first RTT sample of the busy period decides the jump,
+  // from the window slow start reached with this ack (never below it).
+  bool jumped = false;  // this ack's bytes validate nothing of the jump
+  if (result.rtt_sample && d.resume && d.resume->reconnaissance()) {
+    if (auto jump = d.resume->on_rtt_sample(*result.rtt_sample, d.law->cwnd_bytes())) {
+      d.law->set_state(jump->cwnd_bytes, jump->ssthresh_bytes);
+      d.pacer.reset();
+      jumped = true;
+    } else {
+      d.resume.reset();
+    }
+  }
   const PacketNumber largest_acked = result.acked.back().number;
   end_prr_if_recovered(d, largest_acked);
-  on_lost(d, lost, now, prior_flight);
   if (d.prr) {
     // DeliveredData: what this ack newly acknowledged (our acks are SACKs).
     d.prr->on_ack(acked_bytes, d.sent.bytes_in_flight(), config.max_datagram_bytes);
     end_prr_if_recovered(d, largest_acked);
   }
-  if (resume_active(d)) {
-    if (auto validated = resume->on_acked(acked_bytes, d.sent.smallest_outstanding())) {
+  if (d.resume_unvalidated() && !jumped) {
+    if (auto validated = d.resume->on_acked(acked_bytes, d.sent.smallest_outstanding())) {
       d.law->set_state(validated->cwnd_bytes, validated->ssthresh_bytes);
+      d.resume.reset();
     }
   }
   update_timer(d, now, /*new_data_acked=*/true);
-  append(out.acked, std::move(result.acked));
-  append(out.lost, std::move(lost));
+  out.acked.insert(out.acked.end(), result.acked.begin(), result.acked.end());
 }
 
 void Ensemble::Impl::fire_rto(Domain& d, Instant now, TimeoutOutcome& out) {
@@ -373,17 +519,18 @@ void Ensemble::Impl::fire_rto(Domain& d, Instant now, TimeoutOutcome& out) {
   // lost, ssthresh from FlightSize, cwnd = 1 MSS, the timer backs off.
   const ByteCount flight = d.sent.bytes_in_flight();
   const PacketNumber recover = d.sent.largest_sent().value_or(0);
-  auto lost = d.sent.take_all();
-  packets_lost += lost.size();
-  if (resume_active(d)) {
+  const std::size_t first = out.lost.size();
+  d.sent.take_all(out.lost);
+  packets_lost += out.lost.size() - first;
+  for (std::size_t i = first; i < out.lost.size(); ++i) left_flight(out.lost[i]);
+  std::optional<CarefulResume::Outcome> fallback;
+  if (d.resume) fallback = d.resume->on_lost();
+  d.resume.reset();
+  if (fallback) {
     // TCP fast start 3.4.4, "slow start without penalty": a timeout of the
-    // unvalidated resumed window says the cached state was stale, not that
-    // the path is congested: a fresh flow's window, ssthresh not cut, no
-    // backoff. The timer ran on the cached RTT, which is no measurement of
-    // the path now either: the estimator starts afresh (RTO = 3 x
-    // initial_rtt until a sample, RFC 6298 2.1), so the retransmission does
-    // not time out spuriously again on the stale srtt.
-    const auto fallback = resume->on_lost();
+    // unvalidated window says the saved state was stale, not that the path
+    // is congested: a fresh flow's window, no backoff, and an RTT estimator
+    // started afresh (the timer ran on the old, possibly stale srtt).
     d.law->set_state(fallback->cwnd_bytes, fallback->ssthresh_bytes);
     d.rtt = RttEstimator(RttConfig{config.initial_rtt, config.min_rto, config.max_rto, ms(1)});
   } else {
@@ -393,19 +540,19 @@ void Ensemble::Impl::fire_rto(Domain& d, Instant now, TimeoutOutcome& out) {
   }
   ++rto_count;
   d.recovery_point = recover;
-  d.paced_budget_bytes = 0;
   d.recovery_send_pending = false;
   d.prr.reset();  // RFC 6937 applies to fast recovery only; slow start after an RTO
   if (coupled()) joins.clear();
   update_timer(d, now, false);
   out.rto_fired = true;
-  append(out.lost, std::move(lost));
 }
 
 void Ensemble::Impl::drop_retired_domains() {
-  for (auto it = domains.begin(); it != domains.end();) {
+  if (retired_domains == 0) return;
+  for (auto it = member_domains.begin(); it != member_domains.end();) {
     if (it->second->retired && it->second->sent.empty()) {
-      it = domains.erase(it);
+      it = member_domains.erase(it);
+      --retired_domains;
     } else {
       ++it;
     }
@@ -413,14 +560,13 @@ void Ensemble::Impl::drop_retired_domains() {
 }
 
 const Domain& Ensemble::Impl::reference_domain() const {
-  if (coupled()) return *domains.at(kSharedDomain);
+  if (coupled()) return *shared;
   // `none`: the largest member's state stands for the path.
   const Domain* best = nullptr;
-  for (const auto& [id, d] : domains) {
-    if (id == kSharedDomain) continue;
+  for (const auto& [id, d] : member_domains) {
     if (!best || d->law->cwnd_bytes() > best->law->cwnd_bytes()) best = d.get();
   }
-  return best ? *best : *domains.at(kSharedDomain);
+  return best ? *best : *shared;
 }
 
 // --- public API ------------------------------------------------------------
@@ -433,43 +579,30 @@ Ensemble::~Ensemble() = default;
 void Ensemble::add_member(MemberId id, ContentClass cls, Instant now) {
   Impl& m = *impl_;
   if (id == kControlMember || m.members.contains(id)) return;
-  if (!m.coupled()) {
-    m.new_member_domain(id, now);
-    m.members.emplace(id, cls);
-    m.scheduler.add(id, cls);
-    return;
-  }
-  const bool others_sending = !m.members.empty() && !m.domain_for(id).sent.empty();
-  m.members.emplace(id, cls);
+  m.members.emplace(id, MemberState{cls});
   m.scheduler.add(id, cls);
-  if (!others_sending) return;
-  std::uint64_t total_tickets = 0;
-  for (const auto& [member, c] : m.members) total_tickets += m.scheduler.tickets(member);
-  const ByteCount share =
-      scale(m.domain_for(id).law->cwnd_bytes(), m.scheduler.tickets(id), total_tickets);
-  JoinState join;
-  join.mode = m.config.join;
-  join.pacer = Pacer(m.config.pacing.max_burst_packets);
-  if (join.mode == JoinMode::ack_clocked) {
-    join.clocked_packets = static_cast<std::uint32_t>(share / m.config.max_datagram_bytes);
-    if (join.clocked_packets == 0) return;
-  } else {
-    join.allowance_bytes = share;
-    if (share == 0) return;
-  }
-  m.joins[id] = join;
+  m.scheduler.set_ready(id, false);  // until the tunnel says it has data
+  if (!m.coupled()) m.new_member_domain(id, now);
 }
 
 void Ensemble::remove_member(MemberId id, Instant /*now*/) {
   Impl& m = *impl_;
-  if (m.members.erase(id) == 0) return;
+  auto it = m.members.find(id);
+  if (it == m.members.end()) return;
+  if (it->second.active) {
+    --m.active_members;
+    m.active_tickets -= it->second.active_tickets;
+  }
+  m.members.erase(it);
   m.scheduler.remove(id);
-  m.backlog.erase(id);
   m.joins.erase(id);
   m.member_recovery.erase(id);
   if (!m.coupled()) {
-    auto it = m.domains.find(id);
-    if (it != m.domains.end()) it->second->retired = true;
+    auto d = m.member_domains.find(id);
+    if (d != m.member_domains.end() && !d->second->retired) {
+      d->second->retired = true;
+      ++m.retired_domains;
+    }
     m.drop_retired_domains();
   }
 }
@@ -477,7 +610,7 @@ void Ensemble::remove_member(MemberId id, Instant /*now*/) {
 void Ensemble::set_class(MemberId id, ContentClass cls) {
   auto it = impl_->members.find(id);
   if (it == impl_->members.end()) return;
-  it->second = cls;
+  it->second.cls = cls;
   impl_->scheduler.set_class(id, cls);
 }
 
@@ -488,48 +621,66 @@ void Ensemble::set_scheduler_config(const SchedulerConfig& config) {
 
 std::size_t Ensemble::member_count() const { return impl_->members.size(); }
 
-bool Ensemble::can_send(MemberId id, Instant now) const {
-  const auto g = impl_->gate(id, now);
-  return g.window_open && !g.paced_until;
-}
-
-void Ensemble::set_backlogged(MemberId id, bool backlogged, Instant /*now*/) {
+void Ensemble::set_backlogged(MemberId id, bool backlogged, Instant now) {
   Impl& m = *impl_;
-  if (backlogged && m.members.contains(id)) {
-    m.backlog.insert(id);
-  } else {
-    m.backlog.erase(id);
+  auto it = m.members.find(id);
+  if (it == m.members.end()) return;
+  MemberState& ms = it->second;
+  if (ms.backlogged == backlogged) return;
+  ms.backlogged = backlogged;
+  m.scheduler.set_ready(id, backlogged);
+  m.update_active(id, ms);
+  if (backlogged && !ms.started) {
+    ms.started = true;
+    m.on_join(id, now);
+  } else if (!backlogged) {
+    // A joiner with nothing more to send ends its clocked phase: the others
+    // must not hold their increase for a share nobody uses.
+    auto j = m.joins.find(id);
+    if (j != m.joins.end() && j->second.clocked()) m.joins.erase(j);
   }
 }
 
-bool Ensemble::backlogged(MemberId id) const { return impl_->backlog.contains(id); }
+bool Ensemble::backlogged(MemberId id) const {
+  auto it = impl_->members.find(id);
+  return it != impl_->members.end() && it->second.backlogged;
+}
+
+bool Ensemble::can_send(MemberId id, Instant now) const { return impl_->gate(id, now).open(); }
 
 std::optional<MemberId> Ensemble::pick_sender(Instant now) {
   const Impl& m = *impl_;
-  auto eligible = [&](MemberId id) {
-    return m.backlog.contains(id) && can_send(id, now);
-  };
-  // Seed 003 Algorithm 1: a slot freed by the others' acks goes to the joiner.
-  bool any_clocked = false;
-  for (const auto& [id, j] : m.joins) any_clocked |= j.clocked_packets > 0;
-  if (any_clocked) {
-    // Under preempt (E-TCP HTML-pre) the joiner's slot never overtakes an
-    // eligible member of the preempting class: a join shares the window, it
-    // does not buy precedence.
-    const SchedulerConfig& sc = m.config.scheduler;
-    const bool preempting_ready =
-        sc.policy == SchedulingPolicy::preempt &&
-        std::any_of(m.members.begin(), m.members.end(), [&](const auto& e) {
-          return e.second == sc.preempt_class && eligible(e.first);
-        });
-    auto joiner = m.scheduler.pick([&](MemberId id) {
-      auto it = m.joins.find(id);
-      return it != m.joins.end() && it->second.clocked_packets > 0 && eligible(id) &&
-             (!preempting_ready || m.members.at(id) == sc.preempt_class);
-    });
-    if (joiner) return joiner;
+  if (m.scheduler.ready_count() == 0) return std::nullopt;
+  if (!m.coupled()) {
+    // One window per member: skip those whose own window is closed.
+    return m.scheduler.pick([&](MemberId id) { return can_send(id, now); });
   }
-  return m.scheduler.pick(eligible);
+  if (!m.joins.empty()) {
+    // Seed 003 Algorithm 1: a slot released by the others' acks goes to the
+    // joiner. Under preempt (E-TCP HTML-pre) it never overtakes a sendable
+    // member of the preempting class: a join shares the window, it does not
+    // buy precedence.
+    const SchedulerConfig& sc = m.config.scheduler;
+    bool preempting_ready = false;
+    if (sc.policy == SchedulingPolicy::preempt) {
+      const auto top = m.scheduler.pick([&](MemberId id) { return !m.join_of(id); });
+      preempting_ready = top && m.members.at(*top).cls == sc.preempt_class && can_send(*top, now);
+    }
+    for (const auto& [id, j] : m.joins) {
+      const MemberState& ms = m.members.at(id);
+      if (!ms.backlogged || !can_send(id, now)) continue;
+      if (preempting_ready && ms.cls != sc.preempt_class) continue;
+      if (j.clocked() && j.credit == 0 && !j.timer_due(now)) continue;
+      return id;
+    }
+  }
+  // Everyone else shares one gate; clocked joiners send only what is released.
+  if (!m.gate(*m.shared, nullptr, now).open()) return std::nullopt;
+  if (!m.clocked_join_running()) return m.scheduler.pick();
+  return m.scheduler.pick([&](MemberId id) {
+    const JoinState* j = m.join_of(id);
+    return !j || !j->clocked();
+  });
 }
 
 void Ensemble::on_packet_sent(const SentPacket& packet) {
@@ -542,10 +693,10 @@ void Ensemble::on_packet_sent(const SentPacket& packet) {
   Domain& d = m.domain_for(packet.member);
 
   if (d.sent.empty()) {
-    if (m.idle_restart_due(d, now)) {
-      // E-TCP: restart after idle with the old window, but paced.
-      d.paced_budget_bytes = d.law->cwnd_bytes();
-      d.pacer.reset();
+    if (m.restart_due(d, now)) {
+      m.restart_after_idle(d, now);
+    } else {
+      d.law->on_idle_ended(now - d.idle_since);
     }
     d.rto_armed_at = now;  // RFC 6298 5.1
   }
@@ -553,31 +704,38 @@ void Ensemble::on_packet_sent(const SentPacket& packet) {
   d.recovery_send_pending = false;
   if (d.prr) d.prr->on_sent(packet.bytes);
   if (d.hystart) d.hystart->on_packet_sent(packet.number);
-
-  if (m.resume_active(d) && m.resume->sending_unvalidated()) {
-    d.pacer.on_sent(now, m.resume_interval());
-    m.resume->on_sent(packet.number, packet.bytes);
-  } else if (d.paced_budget_bytes > 0) {
-    d.pacer.on_sent(now, m.efcm_interval(d));
-    d.paced_budget_bytes -= std::min(d.paced_budget_bytes, packet.bytes);
+  if (d.resume && d.resume->sending_unvalidated()) {
+    d.pacer.on_sent(now, m.resume_interval(d));
+    d.resume->on_sent(packet.number, packet.bytes);
   }
 
+  auto member = m.members.find(packet.member);
+  if (member != m.members.end()) {
+    member->second.bytes_in_flight += packet.bytes;
+    m.update_active(packet.member, member->second);
+  }
   if (auto it = m.joins.find(packet.member); it != m.joins.end()) {
     JoinState& j = it->second;
-    if (j.mode == JoinMode::ack_clocked) {
-      --j.clocked_packets;
+    if (j.clocked()) {
+      if (j.credit > 0) {
+        --j.credit;
+      } else {
+        j.last_release = now;  // released by the timer
+      }
+      if (--j.packets_left == 0) m.joins.erase(it);
     } else {
       if (j.mode == JoinMode::paced) j.pacer.on_sent(now, m.efcm_interval(d));
       j.allowance_bytes -= std::min(j.allowance_bytes, packet.bytes);
+      if (j.allowance_bytes == 0) m.joins.erase(it);
     }
-    if (j.clocked_packets == 0 && j.allowance_bytes == 0) m.joins.erase(it);
   }
-  if (m.scheduler.contains(packet.member)) m.scheduler.on_sent(packet.member);
+  m.scheduler.on_sent(packet.member);  // unknown ids (control) are ignored
 }
 
 bool Ensemble::low_priority() const {
   const Impl& m = *impl_;
-  return m.config.resume.mark_low_priority && m.resume && m.resume->sending_unvalidated();
+  return m.config.resume.mark_low_priority && m.shared->resume &&
+         m.shared->resume->sending_unvalidated();
 }
 
 const AckOutcome& Ensemble::on_ack(std::span<const AckedRange> ranges, Duration ack_delay,
@@ -586,22 +744,27 @@ const AckOutcome& Ensemble::on_ack(std::span<const AckedRange> ranges, Duration 
   AckOutcome& out = m.ack_out;
   out.acked.clear();
   out.lost.clear();
-  for (auto& [id, d] : m.domains) m.process_ack(*d, ranges, ack_delay, now, out);
-  auto by_number = [](const SentPacket& a, const SentPacket& b) { return a.number < b.number; };
-  std::sort(out.acked.begin(), out.acked.end(), by_number);
-  std::sort(out.lost.begin(), out.lost.end(), by_number);
+  m.for_each_domain([&](Domain& d) { m.process_ack(d, ranges, ack_delay, now, out); });
+  if (!m.member_domains.empty()) {  // `none`: several domains appended in turn
+    auto by_number = [](const SentPacket& a, const SentPacket& b) { return a.number < b.number; };
+    std::sort(out.acked.begin(), out.acked.end(), by_number);
+    std::sort(out.lost.begin(), out.lost.end(), by_number);
+  }
   m.drop_retired_domains();
   return out;
 }
 
 std::optional<Instant> Ensemble::next_timeout() const {
+  const Impl& m = *impl_;
   std::optional<Instant> earliest;
-  auto consider = [&](Instant t) { earliest = earliest ? std::min(*earliest, t) : t; };
-  for (const auto& [id, d] : impl_->domains) {
-    if (d->sent.empty()) continue;
-    if (auto t = d->sent.loss_time()) consider(*t);
-    if (d->rto_armed_at) consider(*d->rto_armed_at + d->rtt.rto());
-  }
+  auto consider = [&](const Domain& d) {
+    if (d.sent.empty()) return;
+    auto take = [&](Instant t) { earliest = earliest ? std::min(*earliest, t) : t; };
+    if (auto t = d.sent.loss_time()) take(*t);
+    if (d.rto_armed_at) take(*d.rto_armed_at + d.rtt.rto());
+  };
+  consider(*m.shared);
+  for (const auto& [id, d] : m.member_domains) consider(*d);
   return earliest;
 }
 
@@ -610,20 +773,20 @@ const TimeoutOutcome& Ensemble::on_timeout(Instant now) {
   TimeoutOutcome& out = m.timeout_out;
   out.lost.clear();
   out.rto_fired = false;
-  for (auto& [id, dp] : m.domains) {
-    Domain& d = *dp;
-    if (d.sent.empty()) continue;
+  m.for_each_domain([&](Domain& d) {
+    if (d.sent.empty()) return;
     if (auto t = d.sent.loss_time(); t && *t <= now) {
       const ByteCount prior_flight = d.sent.bytes_in_flight();
-      auto lost = d.sent.detect_lost(now, std::max(d.rtt.srtt(), d.rtt.latest_rtt()));
-      m.on_lost(d, lost, now, prior_flight);
+      const std::size_t first = out.lost.size();
+      d.sent.detect_lost(now, std::max(d.rtt.srtt(), d.rtt.latest_rtt()), out.lost);
+      for (std::size_t i = first; i < out.lost.size(); ++i) m.left_flight(out.lost[i]);
+      m.on_lost(d, out.lost, first, now, prior_flight);
       m.end_prr_if_recovered(d, /*largest_acked_in_event=*/0);  // no ack in a timeout
       m.update_timer(d, now, false);
-      append(out.lost, std::move(lost));
     } else if (d.rto_armed_at && *d.rto_armed_at + d.rtt.rto() <= now) {
       m.fire_rto(d, now, out);
     }
-  }
+  });
   std::sort(out.lost.begin(), out.lost.end(),
             [](const SentPacket& a, const SentPacket& b) { return a.number < b.number; });
   m.drop_retired_domains();
@@ -633,51 +796,58 @@ const TimeoutOutcome& Ensemble::on_timeout(Instant now) {
 std::optional<Instant> Ensemble::next_pacing_release(Instant now) const {
   const Impl& m = *impl_;
   std::optional<Instant> earliest;
-  auto consider = [&](MemberId id) {
-    const auto g = m.gate(id, now);
+  auto consider = [&](const Impl::Gate& g) {
     if (g.window_open && g.paced_until) {
       earliest = earliest ? std::min(*earliest, *g.paced_until) : *g.paced_until;
     }
   };
-  for (const auto& [id, cls] : m.members) consider(id);
-  consider(kControlMember);
+  consider(m.gate(*m.shared, nullptr, now));  // every coupled member, and control
+  for (const auto& [id, j] : m.joins) {
+    if (m.members.at(id).backlogged) consider(m.gate(id, now));
+  }
+  if (!m.coupled()) {
+    // The uncoupled baseline pays O(members) here.
+    for (const auto& [id, ms] : m.members) {
+      if (ms.backlogged) consider(m.gate(id, now));
+    }
+  }
   return earliest;
 }
 
-PathState Ensemble::snapshot(Instant now) const {
+PathObservation Ensemble::observe(Instant now) const {
   const Impl& m = *impl_;
   const Domain& d = m.reference_domain();
-  PathState s;
+  PathObservation o;
+  PathState& s = o.state;
   s.cwnd_bytes = d.law->cwnd_bytes();
   s.ssthresh_bytes = d.law->ssthresh_bytes();
-  if (m.resume_active(d) && m.resumed_from) {
-    // An unvalidated jump is a claim, not knowledge: keep what we resumed from.
-    s.cwnd_bytes = m.resumed_from->cwnd_bytes;
-    s.ssthresh_bytes = m.resumed_from->ssthresh_bytes;
-  }
   s.srtt = d.rtt.srtt();
   s.rttvar = d.rtt.rttvar();
   s.min_rtt = d.rtt.min_rtt();
   s.max_datagram_bytes = m.config.max_datagram_bytes;
   s.saved_at = now;
-  return s;
+  o.in_initial_slow_start = s.ssthresh_bytes == kInfiniteSsthresh;
+  // An unvalidated jump is a claim, not knowledge; recovery is a transient.
+  o.window_unreliable = d.resume_unvalidated() || d.prr.has_value();
+  o.backed_off = d.rtt.backoff() > 0;
+  return o;
 }
 
 EnsembleStats Ensemble::stats() const {
   const Impl& m = *impl_;
   EnsembleStats s;
   if (m.coupled()) {
-    const Domain& d = *m.domains.at(kSharedDomain);
-    s.cwnd_bytes = d.law->cwnd_bytes();
-    s.ssthresh_bytes = d.law->ssthresh_bytes();
+    s.cwnd_bytes = m.shared->law->cwnd_bytes();
+    s.ssthresh_bytes = m.shared->law->ssthresh_bytes();
   } else {
-    for (const auto& [id, d] : m.domains) {
-      if (id == kSharedDomain || d->retired) continue;
+    for (const auto& [id, d] : m.member_domains) {
+      if (d->retired) continue;
       s.cwnd_bytes = saturating_add(s.cwnd_bytes, d->law->cwnd_bytes());
       s.ssthresh_bytes = saturating_add(s.ssthresh_bytes, d->law->ssthresh_bytes());
     }
   }
-  for (const auto& [id, d] : m.domains) s.bytes_in_flight += d->sent.bytes_in_flight();
+  s.bytes_in_flight = m.shared->sent.bytes_in_flight();
+  for (const auto& [id, d] : m.member_domains) s.bytes_in_flight += d->sent.bytes_in_flight();
   const Domain& ref = m.reference_domain();
   s.srtt = ref.rtt.srtt();
   s.rttvar = ref.rtt.rttvar();
@@ -687,6 +857,7 @@ EnsembleStats Ensemble::stats() const {
   s.loss_rounds = m.loss_rounds;
   s.rto_count = m.rto_count;
   s.members = m.members.size();
+  s.active_members = m.active_members;
   s.resumed = m.resumed_from.has_value();
   return s;
 }
@@ -695,9 +866,7 @@ ByteCount Ensemble::member_cwnd_bytes(MemberId id) const {
   const Impl& m = *impl_;
   if (!m.members.contains(id)) return 0;
   if (!m.coupled()) return m.domain_for(id).law->cwnd_bytes();
-  std::uint64_t total_tickets = 0;
-  for (const auto& [member, cls] : m.members) total_tickets += m.scheduler.tickets(member);
-  return scale(m.domain_for(id).law->cwnd_bytes(), m.scheduler.tickets(id), total_tickets);
+  return scale(m.shared->law->cwnd_bytes(), m.scheduler.tickets(id), m.scheduler.total_tickets());
 }
 
 const EnsembleConfig& Ensemble::config() const { return impl_->config; }

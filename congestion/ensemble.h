@@ -16,10 +16,14 @@
 //    the RTT grows, one packet at once on entering recovery (RFC 9002
 //    7.3.2), and Proportional Rate Reduction during recovery (RFC 6937);
 //    all per domain, off by default;
-//  - a stride scheduler that picks which member sends the next packet;
+//  - window validation (RFC 7661, RFC 9002 7.8): the window grows only on
+//    acks that arrive while the sender was window-limited, so an
+//    application-limited ensemble keeps the window it has proven;
+//  - a stride scheduler that picks which backlogged member sends next;
 //  - joins that take a share of the aggregate released on the ACK clock;
-//  - a resume from a cached PathState (careful resume / TCP fast start; the
-//    state machine is drawn in congestion/careful_resume.h).
+//  - a resume from a cached PathState, and a restart after any idle period
+//    longer than an RTO, by careful resume (the state machine is drawn in
+//    congestion/careful_resume.h).
 // Coupling `none` keeps one independent state per member instead (the
 // uncoupled bundle baseline) behind the same API.
 //
@@ -63,6 +67,7 @@ struct EnsembleStats {
   std::uint64_t loss_rounds = 0;  // multiplicative decreases
   std::uint64_t rto_count = 0;
   std::size_t members = 0;
+  std::size_t active_members = 0;  // backlogged or with packets in flight
   bool resumed = false;           // started from a cached PathState
 };
 
@@ -116,8 +121,9 @@ class Ensemble {
   // timer), the instant it may send; nullopt otherwise.
   std::optional<Instant> next_pacing_release(Instant now) const;
 
-  // The state to cache when the ensemble ends.
-  PathState snapshot(Instant now) const;
+  // What the ensemble measured, with how far to trust it (for the cache).
+  PathObservation observe(Instant now) const;
+  PathState snapshot(Instant now) const { return observe(now).state; }
   EnsembleStats stats() const;
   // Per-member view (for `none` it is the member's own state; otherwise the
   // member's share of the aggregate).

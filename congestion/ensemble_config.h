@@ -43,6 +43,10 @@ struct PacingConfig {
 struct ResumeConfig {
   bool enabled = true;
   bool mark_low_priority = true;  // DSCP LE (RFC 8622) on unvalidated packets
+  // A window idle longer than this is not resumed at all (restart from the
+  // initial window), inside a live ensemble as across ensembles (where the
+  // temporal cache's lifetime says the same).
+  Duration max_idle = ms(10 * 60 * 1000);
 };
 
 struct EnsembleConfig {

@@ -9,83 +9,120 @@ SentPackets::SentPackets(const LossDetectionConfig& config) : config_(config) {}
 bool SentPackets::on_sent(const SentPacket& packet) {
   if (largest_sent_ && packet.number <= *largest_sent_) return false;
   largest_sent_ = packet.number;
-  packets_.emplace(packet.number, Entry{packet, next_position_++});
+  packets_.push_back(Entry{packet, next_position_++, false});
+  ++outstanding_;
   bytes_in_flight_ += packet.bytes;
   return true;
 }
 
-void SentPackets::erase(std::map<PacketNumber, Entry>::iterator it) {
-  bytes_in_flight_ -= std::min(bytes_in_flight_, it->second.packet.bytes);
-  packets_.erase(it);
-}
-
-SentPackets::AckResult SentPackets::on_ack(std::span<const AckedRange> ranges, Instant now) {
-  AckResult result;
-  std::optional<Entry> largest_new;  // the largest newly acknowledged
-  for (const AckedRange& range : ranges) {
-    if (range.smallest > range.largest) continue;  // malformed: ignore
-    auto it = packets_.lower_bound(range.smallest);
-    while (it != packets_.end() && it->first <= range.largest) {
-      if (!largest_new || it->first > largest_new->packet.number) largest_new = it->second;
-      result.acked.push_back(it->second.packet);
-      auto next = std::next(it);
-      erase(it);
-      it = next;
+std::size_t SentPackets::lower_bound(PacketNumber number) const {
+  std::size_t lo = 0;
+  std::size_t hi = packets_.size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (packets_[mid].packet.number < number) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
     }
   }
-  if (!largest_new) return result;
-  std::sort(result.acked.begin(), result.acked.end(),
+  return lo;
+}
+
+void SentPackets::remove(Entry& e) {
+  e.removed = true;
+  --outstanding_;
+  bytes_in_flight_ -= std::min(bytes_in_flight_, e.packet.bytes);
+}
+
+void SentPackets::pop_tombstones() {
+  while (!packets_.empty() && packets_.front().removed) packets_.pop_front();
+}
+
+void SentPackets::on_ack(std::span<const AckedRange> ranges, Instant now, AckResult& out) {
+  const std::size_t first_new = out.acked.size();
+  const Entry* largest_new = nullptr;  // the largest newly acknowledged
+  for (const AckedRange& range : ranges) {
+    if (range.smallest > range.largest) continue;  // malformed: ignore
+    for (std::size_t i = lower_bound(range.smallest);
+         i < packets_.size() && packets_[i].packet.number <= range.largest; ++i) {
+      Entry& e = packets_[i];
+      if (e.removed) continue;
+      if (!largest_new || e.packet.number > largest_new->packet.number) largest_new = &e;
+      out.acked.push_back(e.packet);
+      remove(e);
+    }
+  }
+  if (!largest_new) return;
+  // Ranges may come in any order: the appended part goes in send order.
+  std::sort(out.acked.begin() + static_cast<std::ptrdiff_t>(first_new), out.acked.end(),
             [](const SentPacket& a, const SentPacket& b) { return a.number < b.number; });
   if (!largest_acked_ || largest_new->packet.number > *largest_acked_) {
     largest_acked_ = largest_new->packet.number;
     largest_acked_position_ = largest_new->position;
     // RFC 9002 5.1: a sample only when the largest acknowledged is new.
-    result.rtt_sample = now - largest_new->packet.sent_time;
+    out.rtt_sample = now - largest_new->packet.sent_time;
   }
+  pop_tombstones();  // after the last use of largest_new (it points into the ring)
+}
+
+SentPackets::AckResult SentPackets::on_ack(std::span<const AckedRange> ranges, Instant now) {
+  AckResult result;
+  on_ack(ranges, now, result);
   return result;
 }
 
-std::vector<SentPacket> SentPackets::detect_lost(Instant now, Duration rtt_for_threshold) {
-  std::vector<SentPacket> lost;
+void SentPackets::detect_lost(Instant now, Duration rtt_for_threshold,
+                              std::vector<SentPacket>& lost) {
   loss_time_.reset();
-  if (!largest_acked_) return lost;
+  if (!largest_acked_) return;
   const auto scaled = std::chrono::duration_cast<Duration>(
       std::chrono::duration<double, std::micro>(config_.time_threshold *
                                                 static_cast<double>(rtt_for_threshold.count())));
   const Duration loss_delay = std::max(scaled, config_.granularity);
   const Instant lost_send_time = now - loss_delay;
-  auto it = packets_.begin();
-  while (it != packets_.end() && it->first < *largest_acked_) {
-    const Entry& e = it->second;
+  for (std::size_t i = 0; i < packets_.size() && packets_[i].packet.number < *largest_acked_;
+       ++i) {
+    Entry& e = packets_[i];
+    if (e.removed) continue;
     const bool by_count = largest_acked_position_ >= e.position + config_.packet_threshold;
     const bool by_time = e.packet.sent_time <= lost_send_time;
     if (by_count || by_time) {
       lost.push_back(e.packet);
-      auto next = std::next(it);
-      erase(it);
-      it = next;
+      remove(e);
       continue;
     }
     const Instant when = e.packet.sent_time + loss_delay;
     loss_time_ = loss_time_ ? std::min(*loss_time_, when) : when;
-    ++it;
   }
+  pop_tombstones();
+}
+
+std::vector<SentPacket> SentPackets::detect_lost(Instant now, Duration rtt_for_threshold) {
+  std::vector<SentPacket> lost;
+  detect_lost(now, rtt_for_threshold, lost);
   return lost;
+}
+
+void SentPackets::take_all(std::vector<SentPacket>& all) {
+  for (std::size_t i = 0; i < packets_.size(); ++i) {
+    if (!packets_[i].removed) all.push_back(packets_[i].packet);
+  }
+  packets_.clear();
+  outstanding_ = 0;
+  bytes_in_flight_ = 0;
+  loss_time_.reset();
 }
 
 std::vector<SentPacket> SentPackets::take_all() {
   std::vector<SentPacket> all;
-  all.reserve(packets_.size());
-  for (auto& [number, entry] : packets_) all.push_back(entry.packet);
-  packets_.clear();
-  bytes_in_flight_ = 0;
-  loss_time_.reset();
+  take_all(all);
   return all;
 }
 
 std::optional<PacketNumber> SentPackets::smallest_outstanding() const {
   if (packets_.empty()) return std::nullopt;
-  return packets_.begin()->first;
+  return packets_.front().packet.number;  // the front is never a tombstone
 }
 
 }  // namespace egw::congestion

@@ -11,6 +11,11 @@
 //     max(time_threshold * max(srtt, latest_rtt), granularity) ago.
 // Otherwise the loss timer is set for when its time threshold expires.
 //
+// Storage: a ring in send order (numbers increase, so a number is found by
+// binary search); acknowledged or lost entries are tombstoned and popped once
+// they reach the front. No allocation per packet once the ring has grown to
+// the largest flight; results are appended to caller-owned vectors.
+//
 // Packet numbers must increase in send order (RFC 9000 12.3: never reused).
 // The packet threshold counts positions in this list, not packet numbers, so
 // a list that holds one member's packets only (coupling `none`) is advanced
@@ -19,11 +24,11 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "common/ring_deque.h"
 #include "common/units.h"
 #include "congestion/packet.h"
 
@@ -48,18 +53,22 @@ class SentPackets {
     std::optional<Duration> rtt_sample;     // when the largest acked is new
   };
   // Remove the packets the ranges cover; numbers not tracked are ignored.
-  AckResult on_ack(std::span<const AckedRange> ranges, Instant now);
+  // Appends to out.acked (in send order among what this call appends).
+  void on_ack(std::span<const AckedRange> ranges, Instant now, AckResult& out);
+  AckResult on_ack(std::span<const AckedRange> ranges, Instant now);  // convenience
 
-  // RFC 9002 6.1: remove and return the packets now deemed lost; updates the
-  // loss timer. `rtt_for_threshold` = max(srtt, latest_rtt).
-  std::vector<SentPacket> detect_lost(Instant now, Duration rtt_for_threshold);
-  // Remove and return everything (retransmission timeout).
-  std::vector<SentPacket> take_all();
+  // RFC 9002 6.1: remove the packets now deemed lost and append them to
+  // `lost`; updates the loss timer. `rtt_for_threshold` = max(srtt, latest_rtt).
+  void detect_lost(Instant now, Duration rtt_for_threshold, std::vector<SentPacket>& lost);
+  std::vector<SentPacket> detect_lost(Instant now, Duration rtt_for_threshold);  // convenience
+  // Remove everything (retransmission timeout), appended to `all`.
+  void take_all(std::vector<SentPacket>& all);
+  std::vector<SentPacket> take_all();  // convenience
 
   std::optional<Instant> loss_time() const { return loss_time_; }
   ByteCount bytes_in_flight() const { return bytes_in_flight_; }
-  std::size_t size() const { return packets_.size(); }
-  bool empty() const { return packets_.empty(); }
+  std::size_t size() const { return outstanding_; }
+  bool empty() const { return outstanding_ == 0; }
   // Smallest outstanding packet number, if any.
   std::optional<PacketNumber> smallest_outstanding() const;
   std::optional<PacketNumber> largest_acked() const { return largest_acked_; }
@@ -68,12 +77,17 @@ class SentPackets {
  private:
   struct Entry {
     SentPacket packet;
-    std::uint64_t position;  // index in this list's send order
+    std::uint64_t position = 0;  // index in this list's send order
+    bool removed = false;        // acknowledged or lost: a tombstone
   };
-  void erase(std::map<PacketNumber, Entry>::iterator it);
+  // Index of the first entry whose number is >= `number`.
+  std::size_t lower_bound(PacketNumber number) const;
+  void remove(Entry& e);
+  void pop_tombstones();
 
   LossDetectionConfig config_;
-  std::map<PacketNumber, Entry> packets_;
+  RingDeque<Entry> packets_;
+  std::size_t outstanding_ = 0;
   std::uint64_t next_position_ = 0;
   ByteCount bytes_in_flight_ = 0;
   std::optional<PacketNumber> largest_sent_;

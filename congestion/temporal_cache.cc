@@ -5,6 +5,8 @@
 #include <set>
 #include <vector>
 
+#include "congestion/window_law.h"
+
 namespace egw::congestion {
 namespace {
 
@@ -152,6 +154,60 @@ void TemporalCache::store(std::string_view key, PathState state, Instant now) {
   insert_in_order(Entry{std::string(key), state});
 }
 
+PathState TemporalCache::clamped(PathState s) const {
+  s.cwnd_bytes = std::min(s.cwnd_bytes, config_.max_cwnd_bytes);
+  if (s.ssthresh_bytes != kInfiniteSsthresh) {
+    s.ssthresh_bytes = std::min(s.ssthresh_bytes, config_.max_cwnd_bytes);
+  }
+  auto rtt = [](Duration d) { return std::clamp(d, Duration::zero(), us(kMaxDurationUs)); };
+  s.srtt = rtt(s.srtt);
+  s.rttvar = rtt(s.rttvar);
+  s.min_rtt = rtt(s.min_rtt);
+  return s;
+}
+
+void TemporalCache::learn(std::string_view key, const PathObservation& observed, Instant now) {
+  if (observed.backed_off) {
+    erase(key);
+    return;
+  }
+  const PathState& seen = observed.state;
+  auto found = index_.find(key);
+  if (found == index_.end() || now - found->second->state.saved_at > config_.lifetime) {
+    PathState first = seen;
+    if (observed.window_unreliable) first.cwnd_bytes = 0;  // RTT only: no jump
+    store(key, clamped(first), now);
+    return;
+  }
+  const PathState old = found->second->state;
+  PathState s = seen;
+  if (seen.srtt > Duration::zero() && old.srtt > Duration::zero()) {
+    // Overestimating the RTT is always safer than underestimating it.
+    s.srtt = seen.srtt >= old.srtt ? seen.srtt - (seen.srtt - old.srtt) / 8
+                                   : old.srtt - (old.srtt - seen.srtt) / 8;
+    s.rttvar = seen.rttvar >= old.rttvar ? seen.rttvar
+                                         : old.rttvar - (old.rttvar - seen.rttvar) / 4;
+  }
+  if (observed.window_unreliable) {
+    const ByteCount reference =
+        seen.ssthresh_bytes == kInfiniteSsthresh ? old.cwnd_bytes : seen.ssthresh_bytes;
+    s.cwnd_bytes = old.cwnd_bytes == 0 ? 0 : (old.cwnd_bytes + reference) / 2;
+    s.ssthresh_bytes = old.ssthresh_bytes;
+  } else if (observed.in_initial_slow_start) {
+    s.cwnd_bytes = std::max(old.cwnd_bytes, seen.cwnd_bytes);
+    s.ssthresh_bytes = old.ssthresh_bytes;
+    if (old.ssthresh_bytes != 0 && old.ssthresh_bytes != kInfiniteSsthresh &&
+        seen.cwnd_bytes / 2 > old.ssthresh_bytes) {
+      s.ssthresh_bytes = seen.cwnd_bytes / 2;
+    }
+  } else {
+    s.cwnd_bytes = old.cwnd_bytes == 0 ? seen.cwnd_bytes : (old.cwnd_bytes + seen.cwnd_bytes) / 2;
+    const ByteCount old_ssthresh = old.ssthresh_bytes == kInfiniteSsthresh ? 0 : old.ssthresh_bytes;
+    s.ssthresh_bytes = std::max(seen.cwnd_bytes / 2, old_ssthresh);
+  }
+  store(key, clamped(s), now);
+}
+
 std::optional<PathState> TemporalCache::lookup(std::string_view key, Instant now) {
   auto found = index_.find(key);
   if (found == index_.end()) return std::nullopt;
@@ -161,7 +217,7 @@ std::optional<PathState> TemporalCache::lookup(std::string_view key, Instant now
     index_.erase(found);
     return std::nullopt;
   }
-  return aged(state, now);
+  return aged(clamped(state), now);
 }
 
 PathState TemporalCache::aged(const PathState& saved, Instant now) const {
@@ -258,6 +314,7 @@ TemporalCache::LoadResult TemporalCache::deserialize(
     if (!seen.insert(r.key).second) return fail(line_number, "duplicate key");
     ++records_read;
     if (now - r.state.saved_at > config_.lifetime) continue;  // stale: not loaded
+    r.state = clamped(r.state);  // a file is input: bound what it may claim
     records.push_back(std::move(r));
   }
   if (!declared) return fail(i + 1, "truncated: no end trailer");

@@ -5,6 +5,21 @@
 // entry. No file I/O and no clock here: the driver passes `now` (monotonic)
 // and, for persistence, the wall time, and writes the text atomically.
 //
+// Learning (learn(), after Linux tcp_update_metrics): a new observation is
+// blended into the entry rather than overwriting it:
+//  - RTT biased towards overestimation: a larger srtt is taken almost whole
+//    (new - (new - old) / 8), a smaller one only by 1/8 of the gap; rttvar
+//    likewise by 1/4; min_rtt is the new one;
+//  - cwnd only from congestion avoidance: blended (old + new) / 2, ssthresh
+//    max(cwnd / 2, old ssthresh); from an unfinished initial slow start
+//    cwnd = max(old, new) (the path took at least that much); from loss
+//    recovery or an unvalidated window cwnd = (old + ssthresh) / 2 or, with
+//    no old value, nothing (0: no jump);
+//  - after an RTO backoff nothing is learned and the entry is erased: the
+//    next connection starts afresh (Linux resets its RTT metric).
+// Everything stored or loaded is clamped: cwnd and ssthresh to
+// max_cwnd_bytes, RTTs to [0, 1 h].
+//
 // Staleness: an entry older than `lifetime` (now - saved_at > lifetime) is
 // erased when looked up. Eviction: storing a new key into a full table drops
 // the entry saved longest ago (tcp_metrics reuses its oldest bucket entry).
@@ -53,6 +68,9 @@ struct TemporalCacheConfig {
   std::size_t capacity = 1024;        // entries; the oldest is reused beyond it
   Duration lifetime = ms(10 * 60 * 1000);  // older state is discarded
   CacheAging aging = CacheAging::none;
+  // No window above this is stored or loaded (a corrupt or hostile file, a
+  // measurement gone wrong): 64 MiB, a 5 Gbit/s x 100 ms path.
+  ByteCount max_cwnd_bytes = ByteCount{64} << 20;
 };
 
 class TemporalCache {
@@ -64,6 +82,8 @@ class TemporalCache {
   // Keep `state` for `key` (state.saved_at is set to now).
   // Keys longer than kMaxKeyBytes are not stored (bounded memory).
   void store(std::string_view key, PathState state, Instant now);
+  // Blend what an ensemble measured into `key`'s entry (rules above).
+  void learn(std::string_view key, const PathObservation& observed, Instant now);
   // A usable state for `key`, aged per config; stale entries are erased.
   std::optional<PathState> lookup(std::string_view key, Instant now);
   void erase(std::string_view key);
@@ -88,6 +108,7 @@ class TemporalCache {
 
   void insert_in_order(Entry entry);
   PathState aged(const PathState& state, Instant now) const;
+  PathState clamped(PathState state) const;
 
   TemporalCacheConfig config_;
   Entries entries_;

@@ -59,6 +59,10 @@ class WindowLaw {
   }
   // Retransmission timeout (RFC 5681 3.1 eq. 4 and LW): back to one segment.
   virtual void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) = 0;
+  // Sending resumed after `idle` with nothing in flight (shorter than an
+  // RTO: longer idle periods restart the window instead). A law whose growth
+  // follows the clock (CUBIC) must not count the idle time (RFC 9438 5.8).
+  virtual void on_idle_ended(Duration /*idle*/) {}
   // Overwrite the state (resume from a cache, validation, fallback). Any
   // per-epoch memory (CUBIC's W_max, byte counters) starts over.
   virtual void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) = 0;

@@ -367,7 +367,7 @@ void Connection::Impl::maybe_retire_ensemble(Instant now) {
   if (!ensemble || !streams.empty() || !pending_resets.empty() || ping_pending) return;
   const congestion::EnsembleStats es = ensemble->stats();
   if (es.bytes_in_flight > 0) return;
-  if (cache) cache->store(config.cache_key, ensemble->snapshot(now), now);
+  if (cache) cache->learn(config.cache_key, ensemble->observe(now), now);
   last_ensemble_stats = es;
   ensemble.reset();
   sent.clear();  // only packets the retired ensemble no longer tracks

@@ -1,3 +1,5 @@
+// Careful resume's phases (congestion/careful_resume.h): reconnaissance with
+// the RTT check, the unvalidated jump, validation and fallback.
 #include "congestion/careful_resume.h"
 
 #include <gtest/gtest.h>
@@ -8,53 +10,91 @@
 namespace egw::congestion {
 namespace {
 
+// saved min_rtt is 90 ms: the RTT check passes for samples in [45, 900] ms.
 PathState saved(ByteCount cwnd, ByteCount ssthresh) {
   return testing::path_state(cwnd, ssthresh);
 }
 
-TEST(CarefulResume, JumpIsHalfTheSavedWindow) {
-  CarefulResume cr(saved(48000, 30000), 12000);
-  EXPECT_TRUE(cr.active());
-  EXPECT_EQ(cr.jump_bytes(), 24000u);  // 48000 / 2
-  EXPECT_TRUE(cr.sending_unvalidated());
-  EXPECT_EQ(cr.pacing_period(), ms(100));
+// A resume that passed the RTT check (100 ms sample) with cwnd 12000.
+CarefulResume jumped(ByteCount cwnd, ByteCount ssthresh) {
+  CarefulResume cr(saved(cwnd, ssthresh), 12000);
+  EXPECT_TRUE(cr.on_rtt_sample(ms(100), 12000));
+  return cr;
 }
 
-TEST(CarefulResume, NoJumpWhenHalfIsNotAboveTheInitialWindow) {
-  CarefulResume cr(saved(20000, 30000), 12000);  // 10000 <= 12000
-  EXPECT_FALSE(cr.active());
+TEST(CarefulResume, StartsInReconnaissanceAndJumpsAfterTheRttCheck) {
+  CarefulResume cr(saved(48000, 30000), 12000);
+  EXPECT_TRUE(cr.reconnaissance());
+  EXPECT_FALSE(cr.sending_unvalidated());  // nothing beyond the initial window yet
+  const auto jump = cr.on_rtt_sample(ms(100), 12000);
+  ASSERT_TRUE(jump);
+  EXPECT_EQ(jump->cwnd_bytes, 24000u);  // 48000 / 2
+  EXPECT_EQ(jump->ssthresh_bytes, kInfiniteSsthresh);
+  EXPECT_TRUE(cr.unvalidated());
+  EXPECT_TRUE(cr.sending_unvalidated());
+  EXPECT_EQ(cr.pacing_period(), ms(100));  // paced over the sample that passed
+}
+
+TEST(CarefulResume, RttCheckRejectsAChangedPath) {
+  // draft 4.3: below half or above ten times the saved RTT (90 ms here).
+  CarefulResume faster(saved(48000, 30000), 12000);
+  EXPECT_FALSE(faster.on_rtt_sample(ms(44), 12000));
+  EXPECT_EQ(faster.phase(), CarefulResume::Phase::inactive);
+  CarefulResume slower(saved(48000, 30000), 12000);
+  EXPECT_FALSE(slower.on_rtt_sample(ms(901), 12000));
+  EXPECT_EQ(slower.phase(), CarefulResume::Phase::inactive);
+  CarefulResume edge(saved(48000, 30000), 12000);
+  EXPECT_TRUE(edge.on_rtt_sample(ms(900), 12000));
+}
+
+TEST(CarefulResume, NoJumpWhenSlowStartAlreadyGotThere) {
+  CarefulResume cr(saved(48000, 30000), 12000);
+  EXPECT_FALSE(cr.on_rtt_sample(ms(100), 24000));  // jump 24000 is not above cwnd 24000
   EXPECT_EQ(cr.phase(), CarefulResume::Phase::inactive);
 }
 
-TEST(CarefulResume, ValidatedWhenTheWholeJumpIsAcked) {
-  CarefulResume cr(saved(48000, 30000), 12000);
-  for (PacketNumber n = 1; n <= 20; ++n) cr.on_sent(n, 1200);  // 20 * 1200 = 24000
+TEST(CarefulResume, NoResumeWhenHalfIsNotAboveTheInitialWindow) {
+  CarefulResume cr(saved(20000, 30000), 12000);  // 10000 <= 12000
+  EXPECT_EQ(cr.phase(), CarefulResume::Phase::inactive);
+}
+
+TEST(CarefulResume, ValidatedWhenTheWholeUnvalidatedPartIsAcked) {
+  CarefulResume cr = jumped(48000, 30000);
+  // The unvalidated window: the whole jump, 24000 = 20 packets.
+  for (PacketNumber n = 1; n <= 20; ++n) cr.on_sent(n, 1200);
   EXPECT_FALSE(cr.sending_unvalidated());
-  EXPECT_FALSE(cr.on_acked(12000, PacketNumber{11}));  // 11..20 outstanding
-  auto done = cr.on_acked(12000, std::nullopt);
+  EXPECT_FALSE(cr.on_acked(6000, PacketNumber{6}));  // 6..20 outstanding
+  auto done = cr.on_acked(18000, std::nullopt);
   ASSERT_TRUE(done);
   EXPECT_EQ(done->cwnd_bytes, 24000u);  // max(jump 24000, acked 24000)
   EXPECT_EQ(done->ssthresh_bytes, 30000u);
   EXPECT_EQ(cr.phase(), CarefulResume::Phase::validated);
 }
 
-TEST(CarefulResume, LossFallsBackToAFreshFlow) {
-  CarefulResume cr(saved(48000, 30000), 12000);
+TEST(CarefulResume, LossInTheUnvalidatedPhaseFallsBackToAFreshFlow) {
+  CarefulResume cr = jumped(48000, 30000);
   cr.on_sent(1, 1200);
   auto back = cr.on_lost();
   ASSERT_TRUE(back);
   EXPECT_EQ(back->cwnd_bytes, 12000u);
   EXPECT_EQ(back->ssthresh_bytes, kInfiniteSsthresh);  // no penalty
-  EXPECT_FALSE(cr.active());
+  EXPECT_EQ(cr.phase(), CarefulResume::Phase::fallback);
   EXPECT_FALSE(cr.on_lost());  // only once
 }
 
-TEST(CarefulResume, AppLimitedValidatesOnlyWhatWasAcked) {
+TEST(CarefulResume, LossInReconnaissanceEndsTheResumeWithNothingToUndo) {
   CarefulResume cr(saved(48000, 30000), 12000);
-  for (PacketNumber n = 1; n <= 15; ++n) cr.on_sent(n, 1200);  // 18000 of 24000
-  auto done = cr.on_acked(18000, std::nullopt);
+  EXPECT_FALSE(cr.on_lost());
+  EXPECT_EQ(cr.phase(), CarefulResume::Phase::inactive);
+  EXPECT_FALSE(cr.on_rtt_sample(ms(100), 12000));
+}
+
+TEST(CarefulResume, AppLimitedValidatesOnlyWhatWasAcked) {
+  CarefulResume cr = jumped(48000, 30000);
+  for (PacketNumber n = 1; n <= 5; ++n) cr.on_sent(n, 1200);  // 6000 of 24000
+  auto done = cr.on_acked(6000, std::nullopt);
   ASSERT_TRUE(done);
-  EXPECT_EQ(done->cwnd_bytes, 18000u);  // max(initial 12000, acked 18000)
+  EXPECT_EQ(done->cwnd_bytes, 12000u);  // max(cwnd before the jump 12000, acked 6000)
 }
 
 }  // namespace

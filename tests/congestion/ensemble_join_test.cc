@@ -1,7 +1,10 @@
 // Joining an ensemble that already has data in flight (seed 003, EFCM).
 //
 //   A: |==== 10 packets in flight (cwnd 12000) ====|
-//   B joins here: share = 12000 * 1 / 2 tickets = 6000 bytes = 5 packets
+//   B becomes backlogged here: share = 12000 * 1 / 2 active tickets = 6000
+//   bytes = 5 packets. ack_clocked: each acked packet of A releases one
+//   packet of B's share, A's window increase is held until the share is out,
+//   and a timer releases one packet per SRTT / 5 if A's acks are too few.
 #include <algorithm>
 
 #include <gtest/gtest.h>
@@ -23,34 +26,72 @@ Harness& start_with_a_full_window(Harness& h) {
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   EXPECT_EQ(h.fill(A), 10);
   h.ensemble.add_member(B, ContentClass::bulk, h.now);
+  h.ensemble.set_backlogged(B, true, h.now);  // B joins: it has data
   return h;
 }
 
 const auto kAlwaysData = [](MemberId) { return true; };
 
-TEST(EnsembleJoin, AckClockedJoinTakesFreedSlotsAndNeverExceedsTheWindow) {
+TEST(EnsembleJoin, AckClockedJoinTakesOnePacketPerAckOfTheOthers) {
   auto config = test_config();
   config.join = JoinMode::ack_clocked;
   Harness h(config);
   start_with_a_full_window(h);
-  EXPECT_FALSE(h.ensemble.can_send(B, h.now));  // no burst: the window is full
+  EXPECT_FALSE(h.ensemble.can_send(B, h.now));  // no burst: nothing released yet
   EXPECT_FALSE(h.pick(kAlwaysData, {A, B}));
 
-  std::vector<MemberId> picks;
-  for (PacketNumber acked = 1; acked <= 10; ++acked) {
+  std::vector<std::vector<MemberId>> picks_per_ack;
+  for (PacketNumber acked = 1; acked <= 8; ++acked) {
     h.now += ms(10);
-    h.ack_range(acked, acked);  // slow start: each ack frees 2 slots
+    h.ack_range(acked, acked);
+    std::vector<MemberId> picks;
     while (auto m = h.pick(kAlwaysData, {A, B})) {
       picks.push_back(*m);
       h.send(*m);
       ASSERT_LE(h.flight(), h.cwnd());  // the aggregate never overshoots
     }
+    picks_per_ack.push_back(picks);
+    if (acked <= 5) {
+      EXPECT_EQ(h.cwnd(), 12000u) << "A's increase is held during the join";
+    }
   }
-  ASSERT_GE(picks.size(), 5u);
-  // The first 5 freed slots (share 6000 / 1200) all go to the joiner.
-  EXPECT_TRUE(std::all_of(picks.begin(), picks.begin() + 5, [](MemberId m) { return m == B; }));
-  // After that the stride scheduler shares fairly again.
-  EXPECT_NE(std::find(picks.begin() + 5, picks.end(), A), picks.end());
+  // Acks 1..5 release B's 5 packets, one each; the window does not grow.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(picks_per_ack[i], std::vector<MemberId>{B}) << i;
+  // The join is over: slow start again frees 2 slots per ack, shared fairly.
+  EXPECT_EQ(picks_per_ack[5].size(), 2u);
+  EXPECT_GT(h.cwnd(), 12000u);
+}
+
+TEST(EnsembleJoin, ClockedJoinNeverBurstsIntoRoomInTheWindow) {
+  // A is limited by its receiver: 2 packets in a 10-packet window. Room for
+  // 8 changes nothing: B's share leaves one packet per ack of A, or per timer.
+  auto config = test_config();
+  Harness h(config);
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  h.send(A);
+  h.send(A);
+  h.ensemble.add_member(B, ContentClass::bulk, h.now);
+  h.ensemble.set_backlogged(B, true, h.now);
+  EXPECT_EQ(h.fill(B), 0);
+  h.now += ms(100);
+  h.ack_range(1, 1);
+  EXPECT_EQ(h.fill(B), 1);  // one per acked packet of A
+  h.ack_range(2, 2);
+  EXPECT_EQ(h.fill(B), 1);
+  // No more acks of A: the timer releases the rest of the share (5 packets)
+  // one at a time, SRTT / 5 apart (66.6 ms: the join saw no RTT sample yet).
+  for (int sent = 2; sent < 4; ++sent) {
+    const auto release = h.ensemble.next_pacing_release(h.now);
+    ASSERT_TRUE(release);
+    EXPECT_EQ(*release - h.now, us(66'600));
+    h.now = *release;
+    EXPECT_EQ(h.fill(B), 1);
+  }
+  // The last packet of the share ends the join: from there B is an ordinary
+  // member and the window decides: cwnd 12000, B's 5 packets in flight.
+  h.now = *h.ensemble.next_pacing_release(h.now);
+  EXPECT_EQ(h.fill(B), 1 + 5);
+  EXPECT_EQ(h.flight(), h.cwnd());
 }
 
 TEST(EnsembleJoin, ImmediateJoinBurstsBeyondTheWindow) {
@@ -91,6 +132,7 @@ TEST(EnsembleJoin, NoJoinStateWhenNothingIsInFlight) {
   Harness h(config);
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   h.ensemble.add_member(B, ContentClass::bulk, h.now);
+  h.ensemble.set_backlogged(B, true, h.now);
   EXPECT_EQ(h.fill(B), 10);  // just the shared window
   EXPECT_EQ(h.flight(), 12000u);
 }
@@ -103,10 +145,38 @@ TEST(EnsembleJoin, LossCancelsAnImmediateAllowance) {
   h.send(B);  // 11: one packet of the share used
   h.now += ms(50);
   h.ack_range(4, 6);  // 1..3 lost: one decrease, the allowance is gone
-  EXPECT_EQ(h.cwnd(), 7800u);  // (12000 + 3600) / 2
+  EXPECT_EQ(h.cwnd(), 6000u);  // 12000 / 2 (the loss before the acks)
   // Flight 7..11 = 6000. With the 4800 left of its share B could send 4 more
-  // whatever the window; without it only (7800 - 6000) / 1200 = 1.
-  EXPECT_EQ(h.fill(B), 1);
+  // whatever the window; without it nothing: 6000 + 1200 > 6000.
+  EXPECT_EQ(h.fill(B), 0);
+}
+
+TEST(EnsembleJoin, NFlowsJoinerBringsItsInitialWindow) {
+  // EFCM 2.4.1: the aggregate grows by the newcomer's initial window, and its
+  // fair share of that is what the ACK clock releases.
+  Harness h(test_config(CouplingMode::n_flows));
+  start_with_a_full_window(h);
+  EXPECT_EQ(h.cwnd(), 24000u);  // 12000 + 12000
+  for (PacketNumber acked = 1; acked <= 9; ++acked) {
+    h.now += ms(10);
+    h.ack_range(acked, acked);
+    EXPECT_EQ(h.fill(B), 1) << "one packet per ack of A, " << acked;
+  }
+  // 24000 / 2 = 12000 = 10 packets: the 10th ack releases the last one.
+}
+
+TEST(EnsembleJoin, IdleMembersDoNotCountInNFlows) {
+  // One bulk member and nine open but idle streams: the aggregate is as
+  // aggressive as one flow, not ten (EFCM's n counts active members).
+  Harness h(test_config(CouplingMode::n_flows));
+  for (MemberId m = 1; m <= 10; ++m) h.ensemble.add_member(m, ContentClass::bulk, h.now);
+  h.ensemble.set_backlogged(1, true, h.now);
+  EXPECT_EQ(h.stats().active_members, 1u);
+  EXPECT_EQ(h.fill(1), 10);
+  h.now += ms(100);
+  const auto out = h.ack_range(2, 10);  // 1 lost
+  ASSERT_EQ(out.lost.size(), 1u);
+  EXPECT_EQ(h.cwnd(), 6000u);  // halved as one flow: 12000 / 2, not 12000 * 19 / 20
 }
 
 TEST(EnsembleJoin, MemberSharesFollowTickets) {

@@ -19,27 +19,27 @@ EnsembleConfig config_with(Recovery recovery) {
 }
 
 // Send packets 1..20, then ack 2, 3, 4: packet 1 is lost (packet threshold
-// 3). Slow start grew cwnd by 3 * 1200 to 27600 first, so NewReno halves it
-// to ssthresh = cwnd = 13800; RecoverFS = 20 * 1200 = 24000 (flight before
-// the ack); pipe = 16 * 1200 = 19200 > ssthresh.
+// 3). The loss is handled before the acks (RFC 9002 A.7), so NewReno halves
+// 24000 to ssthresh = cwnd = 12000; RecoverFS = 20 * 1200 = 24000 (flight
+// before the ack); pipe = 16 * 1200 = 19200 > ssthresh.
 struct LossRound {
   explicit LossRound(Recovery recovery) : h(config_with(recovery)) {
     EXPECT_EQ(h.fill(kA), 20);
     const auto out = h.ack_range(2, 4);
     EXPECT_EQ(numbers(out.lost), std::vector<PacketNumber>{1});
-    EXPECT_EQ(h.cwnd(), 13800u);
+    EXPECT_EQ(h.cwnd(), 12000u);
   }
   Harness h;
 };
 
 TEST(EnsemblePrr, FirstRetransmissionLeavesOnTheAckThatFoundTheLoss) {
   LossRound prr(Recovery::prr);
-  // CEIL(3600 * 13800 / 24000) = 2070 bytes: two packets (prr_out = 2400
-  // overshoots by less than one packet, as the RFC's segment CEIL(1.725) = 2).
+  // CEIL(3600 * 12000 / 24000) = 1800 bytes: two packets (prr_out = 2400
+  // overshoots by less than one packet, as the RFC's segment CEIL(1.5) = 2).
   EXPECT_EQ(prr.h.fill(kA), 2);
 
   LossRound gate(Recovery::gate);
-  // 19200 + 1200 > 13800: nothing until the flight drains below the window.
+  // 19200 + 1200 > 12000: nothing until the flight drains below the window.
   EXPECT_EQ(gate.h.fill(kA), 0);
 }
 
@@ -54,17 +54,17 @@ TEST(EnsemblePrr, SpreadsTheRoundAndEndsAtSsthresh) {
       if (now_sent > 0 && first_send_ack == 0) first_send_ack = static_cast<int>(n);
       sent += now_sent;
     }
-    // Both send 11 packets for the 19 delivered ones, ending at a flight of
-    // 11 * 1200 = 13200 <= ssthresh 13800 (PRR: CEIL(22800 * 13800 / 24000)
-    // = 13110 -> 11 packets; gate: 13200 + 1200 > 13800).
-    EXPECT_EQ(sent, 11) << static_cast<int>(recovery);
-    EXPECT_EQ(r.h.flight(), 11u * kMss);
+    // Both send 10 packets for the 19 delivered ones, ending at a flight of
+    // 10 * 1200 = 12000 = ssthresh (PRR: CEIL(22800 * 12000 / 24000) = 11400
+    // -> 10 packets; gate: 12000 + 1200 > 12000).
+    EXPECT_EQ(sent, 10) << static_cast<int>(recovery);
+    EXPECT_EQ(r.h.flight(), 10u * kMss);
     if (recovery == Recovery::prr) {
       EXPECT_EQ(first_send_ack, 4);
     } else {
-      // The gate waits until 10 originals are left: 10 * 1200 + 1200 <=
-      // 13800, i.e. after the ack of packet 4 + 6 = 10.
-      EXPECT_EQ(first_send_ack, 10);
+      // The gate waits until 9 originals are left: 9 * 1200 + 1200 <=
+      // 12000, i.e. after the ack of packet 4 + 7 = 11.
+      EXPECT_EQ(first_send_ack, 11);
     }
   }
 }
@@ -75,23 +75,23 @@ TEST(EnsemblePrr, AckOfARecoveryPacketHandsBackToTheWindow) {
   // Ack 21, sent after recovery began: it declares originals 5..18 lost (3
   // or more sent after them, same loss round: no new decrease) and ends
   // recovery. Flight = 19, 20, 22 = 3600. The window decides again:
-  // (13800 - 3600) / 1200 = 8.5 -> 8 packets. PRR-SSRB would have allowed
+  // (12000 - 3600) / 1200 = 7 packets. PRR-SSRB would have allowed
   // MAX(4800 - 2400, 1200) + 1200 = 3600 -> 3.
   const auto out = r.h.ack_range(21, 21);
   EXPECT_EQ(out.lost.size(), 14u);  // 5..18
-  EXPECT_EQ(r.h.cwnd(), 13800u);
-  EXPECT_EQ(r.h.fill(kA), 8);
+  EXPECT_EQ(r.h.cwnd(), 12000u);
+  EXPECT_EQ(r.h.fill(kA), 7);
 }
 
 TEST(EnsemblePrr, RecoveryEndsWhenNothingFromBeforeItIsOutstanding) {
   LossRound r(Recovery::prr);
   EXPECT_EQ(r.h.fill(kA), 2);
   // Everything from before recovery is acked, packets 21 and 22 are still
-  // out: 2400 + 1200 <= 13800 under the gate, so the window is open even
+  // out: 2400 + 1200 <= 12000 under the gate, so the window is open even
   // though the last ack's PRR sndcnt was used up.
   r.h.ack_range(5, 20);
   EXPECT_TRUE(r.h.ensemble.can_send(kA, r.h.now));
-  EXPECT_EQ(r.h.fill(kA), 9);  // (13800 - 2400) / 1200 = 9.5 -> 9
+  EXPECT_EQ(r.h.fill(kA), 8);  // (12000 - 2400) / 1200 = 8
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ namespace {
 
 using testing::Harness;
 using testing::kMss;
+using testing::pass_reconnaissance;
 using testing::test_config;
 
 constexpr MemberId A = 1;
@@ -29,45 +30,47 @@ TimeoutOutcome fire_rto(Harness& h) {
 TEST(EnsembleResumeRto, TimeoutOfTheUnvalidatedWindowFallsBackWithoutPenalty) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  pass_reconnaissance(h, A);
   int sent = 0;
   while (h.ensemble.low_priority() && sent < 100) {
     if (auto r = h.ensemble.next_pacing_release(h.now)) h.now = *r;
     h.send(A);
     ++sent;
   }
-  ASSERT_EQ(sent, 20);  // 48000 / 2 / 1200
+  ASSERT_EQ(sent, 40);  // 96000 / 2 / 1200
   // Nothing comes back (every low-priority packet dropped, or a stale srtt).
   const auto out = fire_rto(h);
   EXPECT_TRUE(out.rto_fired);
-  EXPECT_EQ(out.lost.size(), 20u);
+  EXPECT_EQ(out.lost.size(), 40u);
   const auto st = h.stats();
   EXPECT_EQ(st.rto_count, 1u);
   EXPECT_EQ(st.cwnd_bytes, 12000u);                 // a fresh flow's 10 x 1200
-  EXPECT_EQ(st.ssthresh_bytes, kInfiniteSsthresh);  // not FlightSize / 2 = 12000
+  EXPECT_EQ(st.ssthresh_bytes, kInfiniteSsthresh);  // not FlightSize / 2 = 24000
   EXPECT_EQ(st.loss_rounds, 0u);
   EXPECT_FALSE(h.ensemble.low_priority());
   // Slow start from there: a full window acked doubles it.
   EXPECT_EQ(h.fill(A), 10);
   h.now += ms(100);
-  h.ack_range(21, 30);
+  h.ack_range(51, 60);
   EXPECT_EQ(h.cwnd(), 24000u);
 }
 
 TEST(EnsembleResumeRto, TimeoutAfterValidationIsAnOrdinaryRto) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  pass_reconnaissance(h, A);
   while (h.ensemble.low_priority()) {
     if (auto r = h.ensemble.next_pacing_release(h.now)) h.now = *r;
     h.send(A);
   }
   h.now += ms(100);
-  h.ack_range(1, 20);  // validated: cwnd 24000, ssthresh 30000
-  ASSERT_EQ(h.cwnd(), 24000u);
-  ASSERT_EQ(h.fill(A), 20);
+  h.ack_range(11, 50);  // validated: cwnd 48000, ssthresh 60000
+  ASSERT_EQ(h.cwnd(), 48000u);
+  ASSERT_EQ(h.fill(A), 40);
   const auto out = fire_rto(h);
   EXPECT_TRUE(out.rto_fired);
-  // RFC 5681 3.1: ssthresh = max(FlightSize / 2, 2 MSS) = 24000 / 2, cwnd = 1 MSS.
-  EXPECT_EQ(h.stats().ssthresh_bytes, 12000u);
+  // RFC 5681 3.1: ssthresh = max(FlightSize / 2, 2 MSS) = 48000 / 2, cwnd = 1 MSS.
+  EXPECT_EQ(h.stats().ssthresh_bytes, 24000u);
   EXPECT_EQ(h.cwnd(), kMss);
 }
 

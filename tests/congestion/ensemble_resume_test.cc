@@ -1,5 +1,11 @@
-// Resuming from a cached PathState (TCP fast start, careful resume); the state
+// Resuming from a cached PathState (careful resume, TCP fast start); the state
 // machine is drawn in congestion/careful_resume.h.
+//
+//   cache: cwnd 96000 (80 packets), ssthresh 60000, srtt 100 ms, min_rtt 90 ms
+//   t = 0      reconnaissance: the initial window, 10 packets, unmarked
+//   t = 100 ms their acks: RTT 100 ms passes the check (45..900 ms); slow
+//              start reached 24000, the jump is max(24000, 96000 / 2) = 48000
+//   then       40 packets paced over 100 ms, marked low priority (DSCP LE)
 #include <gtest/gtest.h>
 
 #include "congestion/ensemble.h"
@@ -13,6 +19,7 @@ namespace {
 using testing::Harness;
 using testing::kMss;
 using testing::numbers;
+using testing::pass_reconnaissance;
 using testing::test_config;
 
 constexpr MemberId A = 1;
@@ -27,35 +34,56 @@ int send_unvalidated_window(Harness& h) {
     EXPECT_TRUE(h.ensemble.can_send(A, h.now));
     h.send(A);
     ++sent;
-    EXPECT_LE(h.flight(), 24000u);  // never more than half the saved cwnd
+    EXPECT_LE(h.flight(), 48000u);  // never more than half the saved cwnd
     if (sent > 100) break;
   }
   return sent;
 }
 
-TEST(EnsembleResume, StartsWithHalfTheCachedWindowMarkedLowPriority) {
+TEST(EnsembleResume, StartsAsAFreshFlowWithTheCachedRtt) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   const auto st = h.stats();
   EXPECT_TRUE(st.resumed);
-  EXPECT_EQ(st.cwnd_bytes, 24000u);  // 48000 / 2
+  EXPECT_EQ(st.cwnd_bytes, 12000u);  // reconnaissance: the initial window
   EXPECT_EQ(st.srtt, ms(100));       // seeded: no 333 ms guess
   EXPECT_EQ(st.min_rtt, ms(90));
+  EXPECT_FALSE(h.ensemble.low_priority());
+  EXPECT_EQ(h.fill(A), 10);  // not paced, not marked
+}
+
+TEST(EnsembleResume, JumpsToHalfTheCachedWindowAfterTheRttCheck) {
+  Harness h(test_config(), cached());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  pass_reconnaissance(h, A);
+  EXPECT_EQ(h.cwnd(), 48000u);  // slow start alone: 24000
+  EXPECT_EQ(h.stats().ssthresh_bytes, kInfiniteSsthresh);
   EXPECT_TRUE(h.ensemble.low_priority());
 }
 
-TEST(EnsembleResume, UnvalidatedWindowIsPacedOverOneSrtt) {
+TEST(EnsembleResume, NoJumpWhenTheRttCheckFails) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  EXPECT_EQ(h.fill(A), 10);
+  h.now += ms(1'000);  // > 10 x min_rtt 90 ms: another path
+  h.ack_range(1, 10);
+  EXPECT_EQ(h.cwnd(), 24000u);  // plain slow start
+  EXPECT_FALSE(h.ensemble.low_priority());
+}
+
+TEST(EnsembleResume, UnvalidatedWindowIsPacedOverOneRtt) {
+  Harness h(test_config(), cached());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  pass_reconnaissance(h, A);
   const Instant start = h.now;
   EXPECT_EQ(h.fill(A), 2);  // one burst
   const auto release = h.ensemble.next_pacing_release(h.now);
   ASSERT_TRUE(release);
-  // 20 packets in bursts of 2 over SRTT 100 ms: a burst every 10 ms.
-  EXPECT_EQ(*release, h.now + burst_interval_for(24000, ms(100), 2, kMss));
-  EXPECT_EQ(*release, h.now + ms(10));
-  EXPECT_EQ(send_unvalidated_window(h), 18);  // 20 in all
-  EXPECT_EQ(h.now, start + ms(90));           // the 10th burst at 90 ms < SRTT
+  // 40 packets in bursts of 2 over the 100 ms sample: a burst every 5 ms.
+  EXPECT_EQ(*release, h.now + burst_interval_for(48000, ms(100), 2, kMss));
+  EXPECT_EQ(*release, h.now + ms(5));
+  EXPECT_EQ(send_unvalidated_window(h), 38);  // 40 in all
+  EXPECT_EQ(h.now, start + ms(95));           // the 20th burst at 95 ms < RTT
   EXPECT_FALSE(h.ensemble.low_priority());    // the jump is used up
   EXPECT_FALSE(h.ensemble.can_send(A, h.now));  // and the window is full
 }
@@ -63,46 +91,51 @@ TEST(EnsembleResume, UnvalidatedWindowIsPacedOverOneSrtt) {
 TEST(EnsembleResume, ValidatedWhenTheJumpIsAckedWithoutLoss) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
-  ASSERT_EQ(send_unvalidated_window(h), 20);
+  pass_reconnaissance(h, A);
+  ASSERT_EQ(send_unvalidated_window(h), 40);  // packets 11..50
   h.now += ms(100);
-  h.ack_range(1, 10);
-  EXPECT_EQ(h.cwnd(), 24000u);  // acks do not grow an unvalidated window
-  h.ack_range(11, 20);
+  h.ack_range(11, 30);
+  EXPECT_EQ(h.cwnd(), 48000u);  // acks do not grow an unvalidated window
+  h.ack_range(31, 50);
   const auto st = h.stats();
-  EXPECT_EQ(st.cwnd_bytes, 24000u);       // max(jump 24000, acked 24000)
-  EXPECT_EQ(st.ssthresh_bytes, 30000u);   // the saved ssthresh
+  EXPECT_EQ(st.cwnd_bytes, 48000u);       // max(jump 48000, acked 48000)
+  EXPECT_EQ(st.ssthresh_bytes, 60000u);   // the saved ssthresh
   EXPECT_EQ(st.loss_rounds, 0u);
   EXPECT_FALSE(h.ensemble.low_priority());
   // Normal operation: slow start up to the saved ssthresh, then CA.
-  EXPECT_EQ(h.fill(A), 20);
+  EXPECT_EQ(h.fill(A), 40);
   h.now += ms(100);
-  h.ack_range(21, 40);
-  // 24000 + 6000 reaches ssthresh 30000; the other 18000 count towards CA,
-  // which adds 1200 only once a full 30000 has been acked.
-  EXPECT_EQ(h.cwnd(), 30000u);
-  EXPECT_EQ(h.stats().ssthresh_bytes, 30000u);
+  h.ack_range(51, 90);
+  EXPECT_EQ(h.cwnd(), 60000u);  // 48000 + 12000 reaches ssthresh; CA needs 60000 more
 }
 
 TEST(EnsembleResume, LossFallsBackToSlowStartWithoutPenalty) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
-  ASSERT_EQ(send_unvalidated_window(h), 20);
+  pass_reconnaissance(h, A);
+  ASSERT_EQ(send_unvalidated_window(h), 40);  // packets 11..50
   h.now += ms(100);
-  const auto out = h.ack_range(5, 20);
-  EXPECT_EQ(numbers(out.lost), (std::vector<PacketNumber>{1, 2, 3, 4}));
+  const auto out = h.ack_range(15, 50);
+  EXPECT_EQ(numbers(out.lost), (std::vector<PacketNumber>{11, 12, 13, 14}));
   const auto st = h.stats();
   EXPECT_EQ(st.cwnd_bytes, 12000u);                 // a fresh flow's initial window
   EXPECT_EQ(st.ssthresh_bytes, kInfiniteSsthresh);  // no decrease charged
   EXPECT_EQ(st.loss_rounds, 0u);
   EXPECT_EQ(st.packets_lost, 4u);
-  EXPECT_GT(st.srtt, ms(0));
-  EXPECT_LE(st.srtt, ms(110));  // RTT estimates kept (seeded 100 ms, samples ~10..100 ms)
   EXPECT_FALSE(h.ensemble.low_priority());
-  // Slow start from there: a full window acked doubles it.
+  EXPECT_EQ(h.fill(A), 10);
+}
+
+TEST(EnsembleResume, LossInReconnaissanceIsAnOrdinaryLossRound) {
+  Harness h(test_config(), cached());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
   EXPECT_EQ(h.fill(A), 10);
   h.now += ms(100);
-  h.ack_range(21, 30);
-  EXPECT_EQ(h.cwnd(), 24000u);
+  const auto out = h.ack_range(2, 10);
+  EXPECT_EQ(numbers(out.lost), (std::vector<PacketNumber>{1}));
+  EXPECT_EQ(h.stats().loss_rounds, 1u);
+  EXPECT_EQ(h.cwnd(), 6000u);  // 12000 / 2, and no jump after it
+  EXPECT_FALSE(h.ensemble.low_priority());
 }
 
 TEST(EnsembleResume, SmallCachedWindowOnlySeedsTheRtt) {
@@ -125,14 +158,17 @@ TEST(EnsembleResume, DisabledResumeIsAFreshStart) {
   EXPECT_EQ(h.stats().srtt, ms(333));
 }
 
-TEST(EnsembleResume, SnapshotDoesNotSaveAnUnvalidatedJump) {
+TEST(EnsembleResume, AnUnvalidatedJumpIsNotObservedAsReliable) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
-  EXPECT_EQ(h.ensemble.snapshot(h.now).cwnd_bytes, 48000u);  // what we resumed from
+  pass_reconnaissance(h, A);
+  EXPECT_TRUE(h.ensemble.observe(h.now).window_unreliable);  // a claim, not knowledge
   send_unvalidated_window(h);
   h.now += ms(100);
-  h.ack_range(1, 20);
-  EXPECT_EQ(h.ensemble.snapshot(h.now).cwnd_bytes, 24000u);  // validated knowledge
+  h.ack_range(11, 50);
+  const PathObservation o = h.ensemble.observe(h.now);
+  EXPECT_FALSE(o.window_unreliable);
+  EXPECT_EQ(o.state.cwnd_bytes, 48000u);  // validated knowledge
 }
 
 }  // namespace

@@ -69,7 +69,17 @@ inline std::vector<PacketNumber> numbers(const std::vector<SentPacket>& v) {
   return out;
 }
 
-// A cached path of 40 packets (the careful-resume jump is 20), srtt 100 ms.
-inline PathState cached_path() { return path_state(48000, 30000); }
+// A cached path of 80 packets, ssthresh 50, srtt 100 ms, min_rtt 90 ms: the
+// careful-resume jump is 40 packets, above the 20 that slow start reaches in
+// the reconnaissance round trip.
+inline PathState cached_path() { return path_state(96000, 60000); }
+
+// Careful resume's reconnaissance: the initial window (packets 1..10) and its
+// acks 100 ms later pass the RTT check; returns with the jump taken.
+inline void pass_reconnaissance(Harness& h, MemberId member) {
+  for (int i = 0; i < 10; ++i) h.send(member);
+  h.now += ms(100);
+  h.ack_range(1, 10);
+}
 
 }  // namespace egw::congestion::testing

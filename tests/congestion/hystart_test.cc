@@ -236,10 +236,10 @@ TEST(RecoverySend, OnePacketMayLeaveAtOnceWhenRecoveryStarts) {
     ASSERT_EQ(h.fill(1), 20);  // packets 11..30
     h.now += ms(100);
     h.ack_range(12, 14);  // 11 lost (3 later packets acked)
-    // 24000 + 3 * 1200 = 27600, halved: 13800; flight 16 * 1200 = 19200.
-    EXPECT_EQ(h.cwnd(), 13'800u);
+    // Loss first (RFC 9002 A.7): 24000 halved: 12000; flight 16 * 1200 = 19200.
+    EXPECT_EQ(h.cwnd(), 12'000u);
     EXPECT_EQ(h.flight(), 19'200u);
-    EXPECT_EQ(h.ensemble.can_send(1, h.now), enabled);  // 19200 + 1200 > 13800
+    EXPECT_EQ(h.ensemble.can_send(1, h.now), enabled);  // 19200 + 1200 > 12000
     if (enabled) {
       h.send(1);  // the retransmission of 11
       EXPECT_FALSE(h.ensemble.can_send(1, h.now));  // only one

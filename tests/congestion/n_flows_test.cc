@@ -60,12 +60,12 @@ ByteCount cwnd_after_two_members_lose(CouplingMode coupling, std::uint64_t* roun
 
 TEST(NFlowsEnsemble, EachMemberThatLosesTakesOneDecrease) {
   std::uint64_t rounds = 0;
-  // Slow start: 12000 + 4 acked * 1200 = 16800, then two decreases of 1/4:
-  // 16800 * 3/4 = 12600, 12600 * 3/4 = 9450 (n = 2: 1 - 1/(2n) = 3/4).
-  EXPECT_EQ(cwnd_after_two_members_lose(CouplingMode::n_flows, &rounds), 9450u);
+  // Losses before acks (RFC 9002 A.7), two decreases of 1/4 with both members
+  // in flight (n = 2: 1 - 1/(2n) = 3/4): 12000 * 3/4 = 9000, 9000 * 3/4 = 6750.
+  EXPECT_EQ(cwnd_after_two_members_lose(CouplingMode::n_flows, &rounds), 6750u);
   EXPECT_EQ(rounds, 2u);
-  // `single`: one flow, one decrease per round: 16800 / 2 = 8400.
-  EXPECT_EQ(cwnd_after_two_members_lose(CouplingMode::single, &rounds), 8400u);
+  // `single`: one flow, one decrease per round: 12000 / 2 = 6000.
+  EXPECT_EQ(cwnd_after_two_members_lose(CouplingMode::single, &rounds), 6000u);
   EXPECT_EQ(rounds, 1u);
 }
 

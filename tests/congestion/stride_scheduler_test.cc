@@ -307,3 +307,61 @@ TEST(StrideScheduler, MembershipBookkeeping) {
 
 }  // namespace
 }  // namespace egw::congestion
+
+namespace egw::congestion {
+namespace {
+
+TEST(StrideSchedulerReady, OnlyReadyMembersArePickedAndTheyGetNoCreditForIdleTime) {
+  StrideScheduler s(with_policy(SchedulingPolicy::fair));
+  s.add(1, ContentClass::bulk);
+  s.add(2, ContentClass::bulk);
+  s.set_ready(2, false);
+  EXPECT_EQ(s.ready_count(), 1u);
+  auto only1 = run(s, 100);
+  EXPECT_EQ(count(only1)[1], 100);  // 2 is not ready: never picked, never asked
+  s.set_ready(2, true);            // back level with the virtual time
+  auto c = count(run(s, 20));
+  EXPECT_NEAR(c[1], 10, 1);
+  EXPECT_NEAR(c[2], 10, 1);
+  s.set_ready(1, false);
+  s.set_ready(2, false);
+  EXPECT_FALSE(s.pick());
+}
+
+TEST(StrideSchedulerReady, TicketTotalsAreRunningSums) {
+  StrideScheduler s;  // content 12/6/3/1
+  s.add(1, ContentClass::html);
+  s.add(2, ContentClass::image);
+  s.add(3, ContentClass::bulk);
+  EXPECT_EQ(s.total_tickets(), 16u);
+  EXPECT_EQ(s.ready_tickets(), 16u);
+  s.set_ready(1, false);
+  EXPECT_EQ(s.ready_tickets(), 4u);
+  s.set_class(3, ContentClass::script);
+  EXPECT_EQ(s.total_tickets(), 21u);
+  EXPECT_EQ(s.ready_tickets(), 9u);
+  s.remove(2);
+  EXPECT_EQ(s.total_tickets(), 18u);
+  EXPECT_EQ(s.ready_tickets(), 6u);
+}
+
+TEST(StrideSchedulerReady, PreemptClassGoesFirstAmongManyToggledMembers) {
+  // 1000 members of mixed classes, readiness toggled while they run: the heap
+  // only ever returns ready members, html first whenever one is ready.
+  StrideScheduler s(with_policy(SchedulingPolicy::preempt));
+  for (MemberId id = 0; id < 1000; ++id) s.add(id, static_cast<ContentClass>(id % 4));
+  for (int i = 0; i < 20000; ++i) {
+    if (i % 7 == 0) s.set_ready(static_cast<MemberId>((i * 31) % 1000), (i / 7) % 3 != 0);
+    const auto id = s.pick();
+    if (!id) continue;
+    ASSERT_TRUE(s.ready(*id));
+    if (static_cast<ContentClass>(*id % 4) != ContentClass::html) {
+      // Under preempt, html goes first whenever an html member is ready.
+      for (MemberId h = 0; h < 1000; h += 4) ASSERT_FALSE(s.ready(h)) << i;
+    }
+    s.on_sent(*id);
+  }
+}
+
+}  // namespace
+}  // namespace egw::congestion
