@@ -1,0 +1,75 @@
+#include "tests/alloc/counting_allocator.h"
+
+#include <cstdlib>
+#include <new>
+
+namespace egw::alloc_test {
+namespace {
+thread_local int current_side = 0;
+AllocCounters global_counters;
+
+// Header in front of every block: its size and the side it is charged to.
+// 16 bytes keeps the default new alignment; over-aligned requests use a
+// header as large as their alignment.
+struct Header {
+  std::size_t size;
+  std::int32_t side;
+  std::int32_t offset;  // bytes from the malloc'd block to the user pointer
+};
+
+void* allocate(std::size_t size, std::size_t alignment) {
+  if (alignment < alignof(std::max_align_t)) alignment = alignof(std::max_align_t);
+  const std::size_t header = alignment >= sizeof(Header) ? alignment : sizeof(Header) * 2;
+  void* raw = std::aligned_alloc(alignment, (header + size + alignment - 1) / alignment * alignment);
+  if (!raw) throw std::bad_alloc();
+  auto* user = static_cast<unsigned char*>(raw) + header;
+  auto* h = reinterpret_cast<Header*>(user - sizeof(Header));
+  h->size = size;
+  h->side = current_side;
+  h->offset = static_cast<std::int32_t>(header);
+  ++global_counters.allocations;
+  global_counters.live_bytes[current_side] += static_cast<std::int64_t>(size);
+  return user;
+}
+
+void release(void* p) noexcept {
+  if (!p) return;
+  auto* user = static_cast<unsigned char*>(p);
+  auto* h = reinterpret_cast<Header*>(user - sizeof(Header));
+  ++global_counters.deallocations;
+  global_counters.live_bytes[h->side] -= static_cast<std::int64_t>(h->size);
+  std::free(user - h->offset);
+}
+}  // namespace
+
+AllocCounters& counters() { return global_counters; }
+void set_side(int s) { current_side = s; }
+int side() { return current_side; }
+
+}  // namespace egw::alloc_test
+
+using egw::alloc_test::allocate;
+using egw::alloc_test::release;
+
+void* operator new(std::size_t size) { return allocate(size, 0); }
+void* operator new[](std::size_t size) { return allocate(size, 0); }
+void* operator new(std::size_t size, std::align_val_t a) {
+  return allocate(size, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t size, std::align_val_t a) {
+  return allocate(size, static_cast<std::size_t>(a));
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try { return allocate(size, 0); } catch (...) { return nullptr; }
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  try { return allocate(size, 0); } catch (...) { return nullptr; }
+}
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
