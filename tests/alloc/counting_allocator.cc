@@ -1,6 +1,10 @@
 #include "tests/alloc/counting_allocator.h"
 
 #include <cstdlib>
+#include <dlfcn.h>
+#include <execinfo.h>
+
+#include <cstring>
 #include <new>
 
 namespace egw::alloc_test {
@@ -17,6 +21,22 @@ struct Header {
   std::int32_t offset;  // bytes from the malloc'd block to the user pointer
 };
 
+// Is an egw::congestion function on the stack? (The binary is linked with
+// -rdynamic so dladdr can name its functions.) The ensemble never calls back
+// into the tunnel, so such an allocation is the congestion layer's own.
+bool in_congestion_layer() {
+  void* frames[48];
+  const int n = backtrace(frames, 48);
+  for (int i = 1; i < n; ++i) {
+    Dl_info info;
+    if (dladdr(frames[i], &info) && info.dli_sname &&
+        std::strstr(info.dli_sname, "3egw10congestion")) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void* allocate(std::size_t size, std::size_t alignment) {
   if (alignment < alignof(std::max_align_t)) alignment = alignof(std::max_align_t);
   const std::size_t header = alignment >= sizeof(Header) ? alignment : sizeof(Header) * 2;
@@ -28,6 +48,7 @@ void* allocate(std::size_t size, std::size_t alignment) {
   h->side = current_side;
   h->offset = static_cast<std::int32_t>(header);
   ++global_counters.allocations;
+  if (global_counters.attributing && in_congestion_layer()) ++global_counters.congestion_allocations;
   global_counters.live_bytes[current_side] += static_cast<std::int64_t>(size);
   return user;
 }
@@ -43,6 +64,12 @@ void release(void* p) noexcept {
 }  // namespace
 
 AllocCounters& counters() { return global_counters; }
+
+void warm_up_attribution() {
+  // backtrace() loads its unwinder on first use: do that outside a count.
+  void* frames[4];
+  backtrace(frames, 4);
+}
 void set_side(int s) { current_side = s; }
 int side() { return current_side; }
 

@@ -15,10 +15,15 @@ inline constexpr int kSides = 3;  // 0: harness, 1: client, 2: hub
 struct AllocCounters {
   std::uint64_t allocations = 0;
   std::uint64_t deallocations = 0;
+  // While set, allocations made inside egw::congestion are also counted
+  // apart (slow: a stack walk per allocation).
+  bool attributing = false;
+  std::uint64_t congestion_allocations = 0;
   std::int64_t live_bytes[kSides] = {0, 0, 0};
 };
 
 AllocCounters& counters();
+void warm_up_attribution();
 // Which side new allocations are charged to (thread-local).
 void set_side(int side);
 int side();
