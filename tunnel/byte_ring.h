@@ -21,7 +21,7 @@ namespace egw::tunnel {
 class BufferPool {
  public:
   static constexpr std::size_t kMaxBlocks = 16;
-  static constexpr std::size_t kMaxBytes = 8 << 20;
+  static constexpr std::size_t kMaxBytes = 2 << 20;
 
   BufferPool() { blocks_.reserve(kMaxBlocks); }
   // A buffer of at least `bytes` bytes: a kept one when one is big enough.

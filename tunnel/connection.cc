@@ -514,6 +514,7 @@ bool Connection::is_closed() const { return impl_->closed; }
 
 ConnectionStats Connection::stats() const {
   ConnectionStats s = impl_->stats;
+  s.buffer_pool_bytes = impl_->buffer_pool.bytes_held();
   s.ensemble = impl_->ensemble ? impl_->ensemble->stats() : impl_->last_ensemble_stats;
   return s;
 }

@@ -89,6 +89,8 @@ struct ConnectionStats {
   std::uint64_t datagrams_malformed = 0;  // authentic but its frames do not parse
   std::uint64_t datagrams_sent = 0;
   std::uint64_t stream_bytes_retransmitted = 0;
+  // Drained stream buffers kept for reuse (bounded: BufferPool::kMaxBytes).
+  std::uint64_t buffer_pool_bytes = 0;
   // Ensembles created so far (one per busy period; temporal sharing links them).
   std::uint64_t ensembles_started = 0;
   // The live ensemble's stats, or the last one's when none is live.

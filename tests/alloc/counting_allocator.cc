@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -44,12 +45,29 @@ void* allocate(std::size_t size, std::size_t alignment) {
   if (!raw) throw std::bad_alloc();
   auto* user = static_cast<unsigned char*>(raw) + header;
   auto* h = reinterpret_cast<Header*>(user - sizeof(Header));
+  const bool congestion = global_counters.attributing && in_congestion_layer();
+  // Diagnosis: EGW_ALLOC_DEBUG=1 prints each attributed allocation's size,
+  // side and innermost egw function (pipe through c++filt | sort | uniq -c).
+  if (global_counters.attributing && std::getenv("EGW_ALLOC_DEBUG")) {
+    void* frames[48];
+    const int n = backtrace(frames, 48);
+    for (int i = 1; i < n; ++i) {
+      Dl_info info;
+      if (dladdr(frames[i], &info) && info.dli_sname && std::strstr(info.dli_sname, "3egw") &&
+          !std::strstr(info.dli_sname, "alloc_test")) {
+        std::fprintf(stderr, "ALLOC %zu %d %s\n", size, current_side, info.dli_sname);
+        break;
+      }
+    }
+  }
+  // Congestion-layer blocks are charged to side + kSides.
+  const int charged = current_side + (congestion ? kSides : 0);
   h->size = size;
-  h->side = current_side;
+  h->side = charged;
   h->offset = static_cast<std::int32_t>(header);
   ++global_counters.allocations;
-  if (global_counters.attributing && in_congestion_layer()) ++global_counters.congestion_allocations;
-  global_counters.live_bytes[current_side] += static_cast<std::int64_t>(size);
+  if (congestion) ++global_counters.congestion_allocations;
+  global_counters.live_bytes[charged] += static_cast<std::int64_t>(size);
   return user;
 }
 

@@ -19,7 +19,9 @@ struct AllocCounters {
   // apart (slow: a stack walk per allocation).
   bool attributing = false;
   std::uint64_t congestion_allocations = 0;
-  std::int64_t live_bytes[kSides] = {0, 0, 0};
+  // Live bytes per side; [side + kSides]: blocks the congestion layer
+  // allocated while `attributing` was set.
+  std::int64_t live_bytes[2 * kSides] = {};
 };
 
 AllocCounters& counters();
