@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -80,7 +81,8 @@ class Link {
 // Client streams write a pattern forever; the hub reads everything.
 class Harness {
  public:
-  explicit Harness(double rate_bits_per_s = 200e6, Duration one_way = ms(5))
+  explicit Harness(bool null_protection = false, double rate_bits_per_s = 200e6,
+                   Duration one_way = ms(5))
       : to_hub_(8192, rate_bits_per_s, one_way),
         to_client_(8192, rate_bits_per_s, one_way),
         source_(64 * 1024),
@@ -90,15 +92,17 @@ class Harness {
     ConnectionConfig hub;
     hub.is_client = false;
     for (std::size_t i = 0; i < source_.size(); ++i) source_[i] = static_cast<std::byte>(i * 7);
+    auto protection = [&]() -> std::unique_ptr<tunnel::PacketProtection> {
+      if (null_protection) return std::make_unique<tunnel::NullProtection>();
+      return std::make_unique<tunnel::TestProtection>(kKey);
+    };
     {
       SideScope s(1);
-      client_ = std::make_unique<Connection>(
-          client, std::make_unique<tunnel::TestProtection>(kKey), nullptr, now_);
+      client_ = std::make_unique<Connection>(client, protection(), nullptr, now_);
     }
     {
       SideScope s(2);
-      hub_ = std::make_unique<Connection>(hub, std::make_unique<tunnel::TestProtection>(kKey),
-                                          nullptr, now_);
+      hub_ = std::make_unique<Connection>(hub, protection(), nullptr, now_);
     }
   }
 
@@ -289,6 +293,29 @@ TEST(AllocFree, InterleavedStreamsAllocateNothingPerPacket) {
 TEST(AllocFree, DISABLED_WholeStackIncludingEnsembleAllocatesNothing) {
   EXPECT_EQ(count_steady_state(1).allocations, 0u);
   EXPECT_EQ(count_steady_state(4).allocations, 0u);
+}
+
+// CPU per data packet with a no-op protection, both connections together
+// (each data packet costs the client a send and the hub a receive, plus the
+// ACKs the other way), halved for a per-side figure. The harness's own work
+// (link slots, reading) is included, so this is an upper bound. Printed for
+// the record; asserted only loosely (shared CI cores make timing noisy).
+TEST(PacketCost, CpuPerDataPacketPerSideWithNullProtection) {
+  Harness h(/*null_protection=*/true, /*rate_bits_per_s=*/10e9);
+  h.open(true);
+  h.run_client_datagrams(20'000);
+  constexpr std::uint64_t kPackets = 50'000;
+  const std::uint64_t sent_before = h.client_sent();
+  std::timespec start{}, end{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
+  h.run_client_datagrams(kPackets);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &end);
+  const double seconds = double(end.tv_sec - start.tv_sec) + double(end.tv_nsec - start.tv_nsec) / 1e9;
+  const double packets = double(h.client_sent() - sent_before);
+  const double per_side_us = seconds / packets / 2 * 1e6;
+  std::printf("[ cost     ] %.3f us CPU per data packet per side (%.0f packets, null protection)\n",
+              per_side_us, packets);
+  EXPECT_LT(per_side_us, 10.0);
 }
 
 // Live heap bytes (plus the Stream object, counted in its map node) per idle
