@@ -3,24 +3,67 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <utility>
 
 namespace egw::tunnel {
 
 namespace {
-// Below this a drained ring keeps its storage: reallocating for every small
-// burst would cost more than the memory saves.
-constexpr std::size_t kKeepWhenEmptyBytes = 64 * 1024;
 constexpr std::size_t kMinCapacityBytes = 4 * 1024;
 }  // namespace
 
+std::vector<std::byte> BufferPool::take(std::size_t bytes) {
+  // The smallest kept block that is big enough.
+  std::size_t best = blocks_.size();
+  for (std::size_t i = 0; i < blocks_.size(); ++i) {
+    if (blocks_[i].size() >= bytes &&
+        (best == blocks_.size() || blocks_[i].size() < blocks_[best].size())) {
+      best = i;
+    }
+  }
+  if (best == blocks_.size()) return std::vector<std::byte>(bytes);
+  std::vector<std::byte> block = std::move(blocks_[best]);
+  blocks_[best] = std::move(blocks_.back());
+  blocks_.pop_back();
+  bytes_ -= block.size();
+  return block;
+}
+
+void BufferPool::give(std::vector<std::byte>&& block) {
+  if (block.empty() || blocks_.size() >= kMaxBlocks || bytes_ + block.size() > kMaxBytes) {
+    std::vector<std::byte>().swap(block);
+    return;
+  }
+  bytes_ += block.size();
+  blocks_.push_back(std::move(block));
+}
+
+ByteRing::~ByteRing() { release_storage(); }
+
+void ByteRing::release_storage() {
+  if (pool_) {
+    pool_->give(std::move(storage_));
+  }
+  std::vector<std::byte>().swap(storage_);
+  head_ = 0;
+}
+
 void ByteRing::reserve(std::size_t capacity) {
   if (capacity <= storage_.size()) return;
-  std::size_t new_capacity = std::max(storage_.size(), kMinCapacityBytes);
-  while (new_capacity < capacity) new_capacity *= 2;
-  std::vector<std::byte> grown(new_capacity);
+  std::size_t wanted = std::max(storage_.size(), kMinCapacityBytes);
+  while (wanted < capacity) wanted *= 2;
+  std::vector<std::byte> grown = pool_ ? pool_->take(wanted) : std::vector<std::byte>(wanted);
   read_at(0, std::span<std::byte>(grown.data(), size_));  // linearise
-  storage_ = std::move(grown);
+  std::swap(storage_, grown);
   head_ = 0;
+  if (pool_) pool_->give(std::move(grown));
+}
+
+void ByteRing::zero_at(std::size_t position, std::size_t count) {
+  if (count == 0) return;
+  const std::size_t start = (head_ + position) % storage_.size();
+  const std::size_t first = std::min(count, storage_.size() - start);
+  std::memset(storage_.data() + start, 0, first);
+  std::memset(storage_.data(), 0, count - first);
 }
 
 void ByteRing::grow_to(std::size_t new_size) {
@@ -29,11 +72,11 @@ void ByteRing::grow_to(std::size_t new_size) {
   const std::size_t old_size = size_;
   size_ = new_size;
   // Zero the new bytes: they may hold stale data from before a wrap.
-  std::vector<std::byte> zeros(new_size - old_size);
-  write_at(old_size, zeros);
+  zero_at(old_size, new_size - old_size);
 }
 
 void ByteRing::append(std::span<const std::byte> data) {
+  if (data.empty()) return;
   const std::size_t position = size_;
   reserve(size_ + data.size());
   size_ += data.size();
@@ -60,10 +103,10 @@ void ByteRing::read_at(std::size_t position, std::span<std::byte> out) const {
 
 void ByteRing::pop_front(std::size_t count) {
   assert(count <= size_);
+  if (count == 0) return;
   size_ -= count;
   if (size_ == 0) {
-    head_ = 0;
-    if (storage_.size() > kKeepWhenEmptyBytes) storage_ = {};
+    release_storage();  // drained: an idle stream holds no buffer
     return;
   }
   head_ = (head_ + count) % storage_.size();

@@ -2,8 +2,13 @@
 // keep [acked prefix, written end) (send) or [read offset, highest received)
 // (receive) in one, so memory follows the bytes actually held, never more
 // than the flow-control window or send buffer the caller enforces.
-// Copies are at most two memcpy's; storage is released when the ring drains
-// after having grown large, so an idle stream holds no big buffer.
+// Copies are at most two memcpy's.
+//
+// A ring holds no storage while empty: it starts empty and hands its buffer
+// back when it drains, so an idle stream costs no buffer. With a BufferPool
+// (one per connection) the buffer goes to the pool and the next ring that
+// needs one takes it from there, so a stream that drains after every packet
+// (a reader that keeps up) does not allocate per packet.
 #pragma once
 
 #include <cstddef>
@@ -12,10 +17,35 @@
 
 namespace egw::tunnel {
 
+// Drained ring buffers kept for reuse, bounded in count and bytes.
+class BufferPool {
+ public:
+  static constexpr std::size_t kMaxBlocks = 16;
+  static constexpr std::size_t kMaxBytes = 2 << 20;
+
+  BufferPool() { blocks_.reserve(kMaxBlocks); }
+  // A buffer of at least `bytes` bytes: a kept one when one is big enough.
+  std::vector<std::byte> take(std::size_t bytes);
+  // Keeps `block` for reuse unless the pool is full (then it is freed).
+  void give(std::vector<std::byte>&& block);
+  std::size_t bytes_held() const { return bytes_; }
+
+ private:
+  std::vector<std::vector<std::byte>> blocks_;
+  std::size_t bytes_ = 0;
+};
+
 class ByteRing {
  public:
+  // `pool` (may be null: plain allocation) must outlive the ring.
+  explicit ByteRing(BufferPool* pool = nullptr) : pool_(pool) {}
+  ~ByteRing();
+  ByteRing(const ByteRing&) = delete;
+  ByteRing& operator=(const ByteRing&) = delete;
+
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  std::size_t capacity() const { return storage_.size(); }
 
   // Grows the logical size to `new_size` (new bytes are zero until written).
   void grow_to(std::size_t new_size);
@@ -28,7 +58,10 @@ class ByteRing {
 
  private:
   void reserve(std::size_t capacity);
+  void zero_at(std::size_t position, std::size_t count);
+  void release_storage();
 
+  BufferPool* pool_;
   std::vector<std::byte> storage_;
   std::size_t head_ = 0;
   std::size_t size_ = 0;

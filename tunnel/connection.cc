@@ -3,6 +3,7 @@
 #include "tunnel/connection.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include "tunnel/connection_impl.h"
@@ -35,7 +36,7 @@ Connection::Impl::Impl(const ConnectionConfig& cfg, std::unique_ptr<PacketProtec
 
 // ---------------------------------------------------------------- receive path
 
-void Connection::Impl::on_datagram(std::span<const std::byte> datagram, Instant now) {
+void Connection::Impl::on_datagram(std::span<std::byte> datagram, Instant now) {
   if (closed) return;
   ++stats.datagrams_received;
   auto opened = open_packet(*protection, datagram);
@@ -50,19 +51,22 @@ void Connection::Impl::on_datagram(std::span<const std::byte> datagram, Instant 
     ++stats.datagrams_duplicate;
     return;
   }
-  auto frames = parse_frames(opened->payload);
-  if (!frames) {
+  // Two passes over the payload: check all of it, then act (a receiver never
+  // acts on half a packet). Both parse into one reused Frame: no allocation.
+  const auto check = check_frames(opened->payload);
+  if (!check) {
     // Not acknowledged either: the packet never happened as far as we know.
     ++stats.datagrams_dropped;
     ++stats.datagrams_malformed;
     return;
   }
-  const bool ack_eliciting = std::any_of(frames->begin(), frames->end(), is_ack_eliciting);
-  ack_tracker.on_packet_received(number, ack_eliciting, now);
+  ack_tracker.on_packet_received(number, check->ack_eliciting, now);
   last_activity = now;
   eliciting_sent_since_receive = false;
 
-  for (const Frame& frame : *frames) {
+  FrameParser parser(opened->payload);
+  Frame frame;
+  while (parser.next(frame)) {
     apply_frame(frame, now);
     if (closed) return;
   }
@@ -88,6 +92,7 @@ void Connection::Impl::apply_frame(const Frame& frame, Instant now) {
             close_with_error(kErrorProtocolViolation, "MAX_STREAM_DATA for an unopened stream");
           } else if (Stream* s = find(f.stream_id)) {
             s->send.on_max_stream_data(f.maximum);
+            update_backlog(*s, now);
           }
         } else if constexpr (std::is_same_v<F, StreamClassFrame>) {
           // The peer learned the class (e.g. from a response's first bytes):
@@ -113,14 +118,17 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
   }
   // Acks of a retired ensemble's packets: nothing is waiting for them.
   if (!ensemble) return;
-  std::vector<congestion::AckedRange> ranges;
-  ranges.reserve(f.ranges.size());
-  for (const AckRange& r : f.ranges) ranges.push_back({r.smallest, r.largest});
-  const congestion::AckOutcome& outcome = ensemble->on_ack(ranges, f.ack_delay, now);
+  std::array<congestion::AckedRange, AckRanges::kCapacity> ranges;
+  for (std::size_t i = 0; i < f.ranges.size(); ++i) {
+    ranges[i] = {f.ranges[i].smallest, f.ranges[i].largest};
+  }
+  const congestion::AckOutcome& outcome =
+      ensemble->on_ack(std::span(ranges).first(f.ranges.size()), f.ack_delay, now);
   acked_streams.clear();
   for (const congestion::SentPacket& p : outcome.acked) on_packet_acked(p.number);
-  for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number);
+  for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number, now);
   for (const AckRange& r : f.ranges) on_late_ack(r.smallest, r.largest);
+  trim_history(now);
   // Streams whose data was acknowledged may have room again, or be done.
   std::sort(acked_streams.begin(), acked_streams.end());
   acked_streams.erase(std::unique(acked_streams.begin(), acked_streams.end()),
@@ -129,6 +137,7 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
     Stream* s = find(id);
     if (!s) continue;
     if (s->send.take_writable_signal()) events.push_back(StreamWritable{id});
+    update_backlog(*s, now);  // an ACK may have cancelled a retransmission
     check_stream_done(id, now);
   }
 }
@@ -286,7 +295,7 @@ Stream* Connection::Impl::find(StreamId id) {
 
 Stream& Connection::Impl::create_stream(StreamId id, bool local, Instant now) {
   ensure_ensemble(now);
-  Stream& s = streams.try_emplace(id, id, local, config).first->second;
+  Stream& s = streams.try_emplace(id, id, local, config, &buffer_pool).first->second;
   if (!local) ++peer_stream_count;
   // Tell the peer our real window if it is larger than the one it assumes.
   if (s.recv.max_stream_data() > kInitialStreamCreditBytes) {
@@ -301,6 +310,7 @@ void Connection::Impl::remove_stream(StreamId id, Instant now) {
   auto it = streams.find(id);
   if (it == streams.end()) return;
   if (!it->second.local) --peer_stream_count;
+  if (it->second.backlogged) --backlogged_count;  // the ensemble forgets the member
   streams.erase(it);
   control_streams.erase(id);
   retransmit_streams.erase(id);
@@ -337,6 +347,22 @@ void Connection::Impl::after_read(Stream& s, std::size_t bytes) {
 
 void Connection::Impl::mark_control(Stream& s) { control_streams.insert(s.id); }
 
+void Connection::Impl::update_backlog(Stream& s, Instant now) {
+  // The stream's own credit only: connection credit is checked once per
+  // packet before asking the ensemble for new data.
+  constexpr std::uint64_t kIgnoreConnectionCredit = std::uint64_t{1} << 62;
+  const bool backlogged =
+      s.send.has_retransmission() || s.send.has_new_data(kIgnoreConnectionCredit);
+  if (backlogged == s.backlogged) return;
+  s.backlogged = backlogged;
+  if (backlogged) {
+    ++backlogged_count;
+  } else {
+    --backlogged_count;
+  }
+  if (ensemble) ensemble->set_backlogged(s.id, backlogged, now);
+}
+
 bool Connection::Impl::control_pending() const {
   return max_data_pending || ping_pending || !pending_resets.empty() || !control_streams.empty();
 }
@@ -355,7 +381,10 @@ void Connection::Impl::ensure_ensemble(Instant now) {
   if (cache) resume = cache->lookup(config.cache_key, now);
   ensemble = std::make_unique<congestion::Ensemble>(config.ensemble, now, resume);
   ++stats.ensembles_started;
-  for (const auto& [id, s] : streams) ensemble->add_member(id, s.content_class, now);
+  for (const auto& [id, s] : streams) {
+    ensemble->add_member(id, s.content_class, now);
+    if (s.backlogged) ensemble->set_backlogged(id, true, now);
+  }
 }
 
 // E-TCP temporal sharing: when the last stream has gone and nothing is in
@@ -370,8 +399,7 @@ void Connection::Impl::maybe_retire_ensemble(Instant now) {
   if (cache) cache->learn(config.cache_key, ensemble->observe(now), now);
   last_ensemble_stats = es;
   ensemble.reset();
-  sent.clear();  // only packets the retired ensemble no longer tracks
-  declared_lost.clear();
+  history.reset(next_packet_number);  // only packets the retired ensemble no longer tracks
   pacing_release.reset();
 }
 
@@ -384,12 +412,12 @@ Connection::Connection(const ConnectionConfig& config,
 
 Connection::~Connection() = default;
 
-void Connection::on_datagram(std::span<const std::byte> datagram, Instant now) {
+void Connection::on_datagram(std::span<std::byte> datagram, Instant now) {
   impl_->on_datagram(datagram, now);
 }
 
-std::optional<Datagram> Connection::poll_transmit(Instant now) {
-  return impl_->poll_transmit(now);
+std::optional<Transmit> Connection::poll_transmit(Instant now, std::span<std::byte> buffer) {
+  return impl_->poll_transmit(now, buffer);
 }
 
 std::optional<Instant> Connection::next_timeout() const { return impl_->next_timeout(); }
@@ -418,14 +446,20 @@ std::optional<StreamId> Connection::open_stream(const Destination& destination, 
   return id;
 }
 
-std::size_t Connection::stream_write(StreamId id, std::span<const std::byte> data, Instant) {
+std::size_t Connection::stream_write(StreamId id, std::span<const std::byte> data, Instant now) {
   if (impl_->closed) return 0;
   Stream* s = impl_->find(id);
-  return s ? s->send.write(data) : 0;
+  if (!s) return 0;
+  const std::size_t written = s->send.write(data);
+  impl_->update_backlog(*s, now);
+  return written;
 }
 
-void Connection::stream_finish(StreamId id, Instant) {
-  if (Stream* s = impl_->find(id)) s->send.finish();
+void Connection::stream_finish(StreamId id, Instant now) {
+  if (Stream* s = impl_->find(id)) {
+    s->send.finish();
+    impl_->update_backlog(*s, now);
+  }
 }
 
 std::size_t Connection::stream_read(StreamId id, std::span<std::byte> out, bool* fin,
@@ -480,6 +514,7 @@ bool Connection::is_closed() const { return impl_->closed; }
 
 ConnectionStats Connection::stats() const {
   ConnectionStats s = impl_->stats;
+  s.buffer_pool_bytes = impl_->buffer_pool.bytes_held();
   s.ensemble = impl_->ensemble ? impl_->ensemble->stats() : impl_->last_ensemble_stats;
   return s;
 }

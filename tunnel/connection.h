@@ -4,7 +4,7 @@
 //
 // Driving it (the simulator and the Asio driver do exactly this):
 //   conn.on_datagram(bytes, now);            // for every datagram received
-//   while (auto d = conn.poll_transmit(now)) send(*d);
+//   while (auto t = conn.poll_transmit(now, buffer)) send(buffer.first(t->bytes));
 //   arm a timer for conn.next_timeout(); when it fires: conn.on_timeout(now)
 //   while (auto e = conn.poll_event()) handle(*e);
 // and after any stream_write / stream_read / close, poll_transmit again.
@@ -74,8 +74,9 @@ using ConnectionEvent =
     std::variant<StreamOpened, StreamReadable, StreamWritable, StreamReset, StreamClosed,
                  ConnectionClosed>;
 
-struct Datagram {
-  std::vector<std::byte> bytes;
+// A datagram poll_transmit wrote into the caller's buffer.
+struct Transmit {
+  std::size_t bytes = 0;      // its size: the first `bytes` bytes of the buffer
   bool low_priority = false;  // DSCP LE (RFC 8622): unvalidated resumed window
 };
 
@@ -88,6 +89,8 @@ struct ConnectionStats {
   std::uint64_t datagrams_malformed = 0;  // authentic but its frames do not parse
   std::uint64_t datagrams_sent = 0;
   std::uint64_t stream_bytes_retransmitted = 0;
+  // Drained stream buffers kept for reuse (bounded: BufferPool::kMaxBytes).
+  std::uint64_t buffer_pool_bytes = 0;
   // Ensembles created so far (one per busy period; temporal sharing links them).
   std::uint64_t ensembles_started = 0;
   // The live ensemble's stats, or the last one's when none is live.
@@ -103,9 +106,18 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // I/O boundary.
-  void on_datagram(std::span<const std::byte> datagram, Instant now);
-  std::optional<Datagram> poll_transmit(Instant now);
+  // I/O boundary. Neither allocates per packet in steady state.
+  //
+  // on_datagram opens the datagram in place (the AEAD decrypts where it
+  // lies): `datagram` is the driver's receive buffer, and its bytes are
+  // unspecified afterwards. Nothing keeps a reference to it after the call.
+  void on_datagram(std::span<std::byte> datagram, Instant now);
+  // Writes the next datagram, sealed, into the front of `buffer` and says
+  // how long it is; nullopt when there is nothing to send now. `buffer` must
+  // hold at least max_datagram_bytes (a smaller one limits the datagram to
+  // its size; below the smallest possible packet nothing is sent). A driver
+  // with GSO can hand consecutive slices of one batch buffer.
+  std::optional<Transmit> poll_transmit(Instant now, std::span<std::byte> buffer);
   std::optional<Instant> next_timeout() const;
   void on_timeout(Instant now);
   std::optional<ConnectionEvent> poll_event();

@@ -7,20 +7,28 @@
 // Invariants:
 //  - streams_ holds every stream not yet closed or reset; each one is a
 //    member of ensemble_ (which exists whenever streams_ is non-empty);
-//  - sent_ holds one record per ack-eliciting packet the live ensemble
-//    tracks; it empties when the ensemble retires, so its size is bounded by
-//    the packets in flight;
+//  - history holds what every packet since the live ensemble started
+//    carried (tunnel/sent_history.h): in flight, lost (kept for a late ACK
+//    until 3 PTOs or kMaxDeclaredLostRecords), or settled (dropped from the
+//    front); it resets when the ensemble retires;
+//  - a stream's `backlogged` flag is what the ensemble was last told
+//    (set_backlogged); backlogged_count counts the flags set. Every change
+//    of what a stream could send goes through update_backlog(), so nothing
+//    per packet scans the streams;
+//  - nothing on the steady packet path allocates: frame records, events,
+//    resets and id sets live in rings and vectors that keep their capacity,
+//    and drained stream buffers go back to buffer_pool.
 //  - every pending control frame is either a flag (its current value is
 //    computed when sent, so a requeued frame is always current) or a RESET.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <vector>
+
+#include "common/ring_deque.h"
 
 #include "tunnel/ack_tracker.h"
 #include "tunnel/connection.h"
@@ -28,6 +36,8 @@
 #include "tunnel/range_set.h"
 #include "tunnel/recv_stream.h"
 #include "tunnel/send_stream.h"
+#include "tunnel/sent_history.h"
+#include "tunnel/sorted_ids.h"
 #include "tunnel/wire_writer.h"
 
 namespace egw::tunnel {
@@ -36,14 +46,16 @@ namespace egw::tunnel {
 inline constexpr std::size_t kMaxPendingResets = 4096;
 inline constexpr std::size_t kMaxResetTombstones = 4096;
 inline constexpr std::size_t kMaxPeerIdIntervals = 1024;
+// Lost packets kept in the history for a late ACK (beyond 3 PTOs they go anyway).
 inline constexpr std::size_t kMaxDeclaredLostRecords = 1024;
 
 struct Stream {
-  Stream(StreamId stream_id, bool opened_locally, const ConnectionConfig& config)
+  Stream(StreamId stream_id, bool opened_locally, const ConnectionConfig& config,
+         BufferPool* pool)
       : id(stream_id),
         local(opened_locally),
-        send(config.stream_send_buffer_bytes, kInitialStreamCreditBytes),
-        recv(config.stream_receive_window_bytes, kInitialStreamCreditBytes) {}
+        send(config.stream_send_buffer_bytes, kInitialStreamCreditBytes, pool),
+        recv(config.stream_receive_window_bytes, kInitialStreamCreditBytes, pool) {}
 
   StreamId id;
   bool local;
@@ -59,6 +71,9 @@ struct Stream {
   bool open_pending = false;
   bool class_pending = false;
   bool credit_pending = false;
+  // A retransmission, or new data (or the FIN) within the stream's own
+  // credit: the last value given to the ensemble's set_backlogged.
+  bool backlogged = false;
 };
 
 // A stream we reset: until the peer's RESET arrives, bytes it sent still
@@ -67,34 +82,12 @@ struct ResetTombstone {
   std::uint64_t highest_received = 0;
 };
 
-// What an ack-eliciting packet carried, to act on its ACK or loss.
-struct SentChunk {
-  StreamId stream_id = 0;
-  std::uint64_t offset = 0;
-  std::size_t length = 0;
-  bool fin = false;
-};
-enum class ControlKind : std::uint8_t {
-  stream_open, stream_class, max_stream_data, max_data, reset, ping
-};
-struct SentControl {
-  ControlKind kind = ControlKind::ping;
-  StreamId stream_id = 0;
-  std::uint64_t value = 0;  // MAX_* value, class, or RESET error code
-  std::uint64_t final_size = 0;  // RESET only
-};
-struct SentRecord {
-  std::vector<SentChunk> chunks;  // all of one stream
-  std::vector<SentControl> controls;
-  std::optional<PacketNumber> largest_acked;  // the ACK frame it carried, if any
-};
-
 struct Connection::Impl {
   Impl(const ConnectionConfig& config, std::unique_ptr<PacketProtection> protection,
        congestion::TemporalCache* cache, Instant now);
 
   // --- receive path (connection.cc) ---
-  void on_datagram(std::span<const std::byte> datagram, Instant now);
+  void on_datagram(std::span<std::byte> datagram, Instant now);
   void apply_frame(const Frame& frame, Instant now);
   void on_stream_open_frame(const StreamOpenFrame& f, Instant now);
   void on_stream_frame(const StreamFrame& f, Instant now);
@@ -129,17 +122,23 @@ struct Connection::Impl {
   void maybe_retire_ensemble(Instant now);
   bool control_pending() const;
   void mark_control(Stream& s);
+  // Tells the ensemble when what `s` could send changed (see invariants).
+  void update_backlog(Stream& s, Instant now);
 
   // --- send path (connection_send.cc) ---
-  std::optional<Datagram> poll_transmit(Instant now);
-  std::optional<Datagram> build_close();
-  bool write_control_frames(WireWriter& w, SentRecord& record);
-  void write_stream_frames(Stream& s, WireWriter& w, SentRecord& record);
+  std::optional<Transmit> poll_transmit(Instant now, std::span<std::byte> buffer);
+  std::optional<Transmit> build_close(std::span<std::byte> buffer);
+  void write_control_frames(WireWriter& w);
+  void write_stream_frames(Stream& s, WireWriter& w, SentEntry& entry, Instant now);
   std::optional<StreamId> pick_data_member(Instant now);
-  Datagram seal(std::vector<std::byte>& payload);
+  // Seals the packet being built (history's back entry) in place.
+  std::size_t seal(std::span<std::byte> buffer, std::size_t frames_bytes);
   void on_packet_acked(PacketNumber number);
-  void on_packet_lost(PacketNumber number);
+  void on_packet_lost(PacketNumber number, Instant now);
   void on_late_ack(PacketNumber smallest, PacketNumber largest);
+  // Drops settled history entries, and lost ones past their lifetime.
+  void trim_history(Instant now);
+  struct ControlLost;  // what the loss of each kind of control frame requeues
   std::optional<Instant> next_timeout() const;
   void on_timeout(Instant now);
   std::optional<Instant> idle_deadline() const;
@@ -152,30 +151,28 @@ struct Connection::Impl {
   AckTracker ack_tracker;
   std::unique_ptr<congestion::Ensemble> ensemble;
   congestion::EnsembleStats last_ensemble_stats;
-  std::map<PacketNumber, SentRecord> sent;
-  // Stream chunks of packets declared lost, so a late ACK still settles them
-  // and they are not sent again (TCP fast start 3.4.4: a failed resume keeps
-  // what got through; RFC 9002 6.1.2 spurious losses). Oldest dropped beyond
-  // kMaxDeclaredLostRecords; cleared with sent.
-  std::map<PacketNumber, std::vector<SentChunk>> declared_lost;
+  SentHistory history;
   PacketNumber next_packet_number = 0;
 
+  // Before `streams`: their buffers go back to it when they are destroyed.
+  BufferPool buffer_pool;
   std::map<StreamId, Stream> streams;
-  std::set<StreamId> control_streams;     // streams with a pending control flag
-  std::set<StreamId> retransmit_streams;  // streams with lost data to resend
+  std::size_t backlogged_count = 0;  // streams with `backlogged` set
+  SortedIds control_streams;     // streams with a pending control flag
+  SortedIds retransmit_streams;  // streams with lost data to resend
   std::vector<StreamId> acked_streams;    // touched by the ACK being processed
   StreamId next_local_id;
   RangeSet peer_ids_seen;  // peer stream indexes (id / 2) ever opened
   std::size_t peer_stream_count = 0;
   std::map<StreamId, ResetTombstone> tombstones;
-  std::deque<ResetStreamFrame> pending_resets;
+  RingDeque<ResetStreamFrame> pending_resets;
   bool max_data_pending = false;
   bool ping_pending = false;
 
   SendCredit send_credit{kInitialConnectionCreditBytes};
   RecvCredit recv_credit;
 
-  std::deque<ConnectionEvent> events;
+  RingDeque<ConnectionEvent> events;
   ConnectionStats stats;
 
   bool closed = false;
@@ -184,7 +181,6 @@ struct Connection::Impl {
   bool eliciting_sent_since_receive = false;
   std::optional<Instant> last_keepalive;
   std::optional<Instant> pacing_release;  // set when only pacing held data back
-  std::vector<std::byte> scratch;         // stream bytes being framed
 };
 
 }  // namespace egw::tunnel

@@ -17,16 +17,21 @@ namespace egw::tunnel {
 
 using congestion::kControlMember;
 
-std::optional<Datagram> Connection::Impl::poll_transmit(Instant now) {
-  if (close_to_send) return build_close();
+std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
+                                                        std::span<std::byte> buffer) {
+  // A buffer smaller than max_datagram_bytes limits the datagram; one too
+  // small for any packet is a driver bug: nothing is sent (nor lost).
+  const std::size_t datagram_limit =
+      std::min<std::size_t>(buffer.size(), config.max_datagram_bytes);
+  if (datagram_limit <= kPacketHeaderBytes + protection->overhead()) return std::nullopt;
+  const std::size_t budget = datagram_limit - kPacketHeaderBytes - protection->overhead();
+  if (close_to_send) return build_close(buffer.first(datagram_limit));
   if (closed) return std::nullopt;
   pacing_release.reset();
   // Only a RESET (of a stream refused or reset before it was seen) can be
   // pending without a stream; anything else waits for the next stream.
   if (!ensemble && !pending_resets.empty()) ensure_ensemble(now);
 
-  const std::size_t budget = config.max_datagram_bytes - kPacketHeaderBytes -
-                             protection->overhead();
   const auto deadline = ack_tracker.ack_deadline();
   const bool ack_due = deadline && *deadline <= now;
 
@@ -41,42 +46,43 @@ std::optional<Datagram> Connection::Impl::poll_transmit(Instant now) {
   if (!eliciting_allowed && !ack_due) {
     if (ensemble) {
       const bool want = control_pending() || !retransmit_streams.empty() ||
-                        std::any_of(streams.begin(), streams.end(), [&](const auto& e) {
-                          return e.second.send.has_new_data(send_credit.available());
-                        });
+                        (backlogged_count > 0 && send_credit.available() > 0);
       if (want) pacing_release = ensemble->next_pacing_release(now);
     }
     return std::nullopt;
   }
 
-  std::vector<std::byte> payload;
-  WireWriter w(payload, budget);
-  SentRecord record;
+  // Frames go straight into the caller's buffer, after the header.
+  WireWriter w(buffer.subspan(kPacketHeaderBytes, budget));
+  SentEntry& entry = history.begin(next_packet_number);
   if (ack_due || (eliciting_allowed && ack_tracker.has_unacked_packets())) {
     // Leave most of a data packet to data; a due ACK alone may use it all.
     const std::size_t ack_budget = eliciting_allowed ? budget / 4 : budget;
     if (auto ack = ack_tracker.ack_frame(now, std::min(ack_budget, w.remaining()))) {
       encode_frame(w, *ack);
-      record.largest_acked = ack->ranges.front().largest;
+      entry.carries_ack = true;
+      entry.largest_acked = ack->ranges.front().largest;
     }
     // Paid even if nothing fit, so a due ACK can never spin the caller.
     ack_tracker.on_ack_sent(now);
   }
   if (eliciting_allowed) {
-    write_control_frames(w, record);
-    if (member) write_stream_frames(streams.at(*member), w, record);
+    write_control_frames(w);
+    if (member) write_stream_frames(streams.at(*member), w, entry, now);
   }
-  if (payload.empty()) return std::nullopt;
+  if (w.written() == 0) {
+    history.discard_back();
+    return std::nullopt;
+  }
 
-  const bool eliciting = !record.chunks.empty() || !record.controls.empty();
+  const bool eliciting = entry.chunk_count > 0 || entry.control_count > 0;
   const PacketNumber number = next_packet_number;
-  Datagram d = seal(payload);
+  Transmit t{seal(buffer, w.written()), false};
   if (eliciting) {
-    const congestion::MemberId charged =
-        record.chunks.empty() ? kControlMember : record.chunks.front().stream_id;
-    ensemble->on_packet_sent({number, charged, d.bytes.size(), now, true});
-    d.low_priority = ensemble->low_priority();
-    sent.emplace(number, std::move(record));
+    const congestion::MemberId charged = entry.chunk_count > 0 ? entry.stream_id : kControlMember;
+    ensemble->on_packet_sent({number, charged, t.bytes, now, true});
+    t.low_priority = ensemble->low_priority();
+    entry.state = SentState::in_flight;
     // RFC 9000 section 10.1: the first ack-eliciting packet after a receipt
     // also restarts the idle timer.
     if (!eliciting_sent_since_receive) {
@@ -84,21 +90,22 @@ std::optional<Datagram> Connection::Impl::poll_transmit(Instant now) {
       last_activity = now;
     }
   }
-  return d;
+  trim_history(now);
+  return t;
 }
 
 std::optional<StreamId> Connection::Impl::pick_data_member(Instant now) {
-  for (StreamId id : retransmit_streams) {
-    if (ensemble->can_send(id, now)) return id;
+  // Retransmissions first; they need no connection credit.
+  for (std::size_t i = 0; i < retransmit_streams.size(); ++i) {
+    if (ensemble->can_send(retransmit_streams[i], now)) return retransmit_streams[i];
   }
-  // Interim: backlog recomputed for every stream (O(streams) per packet).
-  const std::uint64_t allowance = send_credit.available();
-  for (auto& [id, s] : streams) ensemble->set_backlogged(id, s.send.has_new_data(allowance), now);
+  // The ensemble knows which streams are backlogged (update_backlog); the
+  // connection-level credit is checked here, once, for all of them.
+  if (send_credit.available() == 0) return std::nullopt;
   return ensemble->pick_sender(now);
 }
 
-bool Connection::Impl::write_control_frames(WireWriter& w, SentRecord& record) {
-  const std::size_t before = record.controls.size();
+void Connection::Impl::write_control_frames(WireWriter& w) {
   auto try_write = [&](const Frame& f) {
     if (encoded_size(f) > w.remaining()) return false;
     encode_frame(w, f);
@@ -106,45 +113,44 @@ bool Connection::Impl::write_control_frames(WireWriter& w, SentRecord& record) {
   };
   if (max_data_pending && try_write(MaxDataFrame{recv_credit.maximum()})) {
     max_data_pending = false;
-    record.controls.push_back({ControlKind::max_data, 0, recv_credit.maximum(), 0});
+    history.add_control(SentMaxData{recv_credit.maximum()});
   }
   while (!pending_resets.empty() && try_write(pending_resets.front())) {
-    const ResetStreamFrame& r = pending_resets.front();
-    record.controls.push_back({ControlKind::reset, r.stream_id, r.error_code, r.final_size});
+    history.add_control(SentReset{pending_resets.front()});
     pending_resets.pop_front();
   }
-  for (auto it = control_streams.begin(); it != control_streams.end();) {
-    Stream* s = find(*it);
+  for (std::size_t i = 0; i < control_streams.size();) {
+    Stream* s = find(control_streams[i]);
     if (!s) {
-      it = control_streams.erase(it);
+      control_streams.erase_at(i);
       continue;
     }
     if (s->open_pending &&
         try_write(StreamOpenFrame{s->id, s->destination, s->content_class})) {
       s->open_pending = false;
-      record.controls.push_back({ControlKind::stream_open, s->id, 0, 0});
+      history.add_control(SentStreamOpen{s->id});
     }
     if (s->class_pending && try_write(StreamClassFrame{s->id, s->content_class})) {
       s->class_pending = false;
-      record.controls.push_back(
-          {ControlKind::stream_class, s->id, static_cast<std::uint64_t>(s->content_class), 0});
+      history.add_control(SentStreamClass{s->id, s->content_class});
     }
     if (s->credit_pending && try_write(MaxStreamDataFrame{s->id, s->recv.max_stream_data()})) {
       s->credit_pending = false;
-      record.controls.push_back(
-          {ControlKind::max_stream_data, s->id, s->recv.max_stream_data(), 0});
+      history.add_control(SentMaxStreamData{s->id, s->recv.max_stream_data()});
     }
     if (s->open_pending || s->class_pending || s->credit_pending) break;  // packet full
-    it = control_streams.erase(it);
+    control_streams.erase_at(i);
   }
   if (ping_pending && try_write(PingFrame{})) {
     ping_pending = false;
-    record.controls.push_back({ControlKind::ping, 0, 0, 0});
+    history.add_control(SentPing{});
   }
-  return record.controls.size() > before;
 }
 
-void Connection::Impl::write_stream_frames(Stream& s, WireWriter& w, SentRecord& record) {
+// STREAM frames of one stream; their bytes go from the stream's ring
+// straight into the packet.
+void Connection::Impl::write_stream_frames(Stream& s, WireWriter& w, SentEntry& entry,
+                                           Instant now) {
   while (true) {
     const std::uint64_t allowance = send_credit.available();
     const auto offset = s.send.next_send_offset(allowance);
@@ -158,106 +164,145 @@ void Connection::Impl::write_stream_frames(Stream& s, WireWriter& w, SentRecord&
     } else {
       send_credit.on_new_bytes_sent(chunk->length);
     }
-    scratch.resize(chunk->length);
-    s.send.copy_out(*chunk, scratch);
-    encode_frame(w, StreamFrame{s.id, chunk->offset, chunk->fin, scratch});
-    record.chunks.push_back({s.id, chunk->offset, chunk->length, chunk->fin});
+    encode_stream_frame_header(w, s.id, chunk->offset, chunk->length, chunk->fin);
+    s.send.copy_out(*chunk, w.claim(chunk->length));
+    history.add_chunk({chunk->offset, static_cast<std::uint32_t>(chunk->length), chunk->fin});
+    entry.stream_id = s.id;
   }
   if (!s.send.has_retransmission()) retransmit_streams.erase(s.id);
+  update_backlog(s, now);
 }
 
-Datagram Connection::Impl::seal(std::vector<std::byte>& payload) {
+std::size_t Connection::Impl::seal(std::span<std::byte> buffer, std::size_t frames_bytes) {
   const PacketHeader header{PacketType::data, 0, next_packet_number++};
-  Datagram d;
-  d.bytes = seal_packet(*protection, header, payload);
   ++stats.datagrams_sent;
-  return d;
+  return seal_packet_in_place(*protection, header, buffer, frames_bytes);
 }
 
-std::optional<Datagram> Connection::Impl::build_close() {
-  std::vector<std::byte> payload;
-  WireWriter w(payload, config.max_datagram_bytes - kPacketHeaderBytes - protection->overhead());
+std::optional<Transmit> Connection::Impl::build_close(std::span<std::byte> buffer) {
+  WireWriter w(buffer.subspan(kPacketHeaderBytes,
+                              buffer.size() - kPacketHeaderBytes - protection->overhead()));
   encode_frame(w, *close_to_send);
   close_to_send.reset();
   if (!w.ok()) return std::nullopt;
-  return seal(payload);
+  history.begin(next_packet_number);  // settled: nothing to act on
+  return Transmit{seal(buffer, w.written()), false};
 }
 
 // ------------------------------------------------------------ ack and loss
+//
+// What a packet carried decides what its ACK or loss does, one handler per
+// frame kind: stream chunks settle or requeue their bytes; control frames
+// are requeued on loss only if still current (a requeued flag is always
+// sent with the current value); the ACK frame, once acknowledged, lets the
+// AckTracker forget what it covered.
+
+// Loss handlers for control frames.
+struct Connection::Impl::ControlLost {
+  Impl& m;
+
+  void operator()(const SentPing&) const {}  // a probe is never repeated
+  void operator()(const SentStreamOpen& f) const {
+    if (Stream* s = m.find(f.stream_id)) requeue(*s, s->open_pending);
+  }
+  void operator()(const SentStreamClass& f) const {
+    Stream* s = m.find(f.stream_id);
+    if (s && s->content_class == f.content_class) requeue(*s, s->class_pending);
+  }
+  void operator()(const SentMaxStreamData& f) const {
+    // A newer value supersedes it (and is pending or sent already).
+    Stream* s = m.find(f.stream_id);
+    if (s && s->recv.max_stream_data() == f.maximum && !s->recv.final_size()) {
+      requeue(*s, s->credit_pending);
+    }
+  }
+  void operator()(const SentMaxData& f) const {
+    if (m.recv_credit.maximum() == f.maximum) m.max_data_pending = true;
+  }
+  void operator()(const SentReset& f) const {
+    // Always current: the peer needs it to settle its credit.
+    m.pending_resets.push_back(f.frame);
+  }
+
+  void requeue(Stream& s, bool& pending_flag) const {
+    pending_flag = true;
+    m.mark_control(s);
+  }
+};
 
 void Connection::Impl::on_packet_acked(PacketNumber number) {
-  auto it = sent.find(number);
-  if (it == sent.end()) return;
-  const SentRecord& record = it->second;
-  for (const SentChunk& c : record.chunks) {
-    if (Stream* s = find(c.stream_id)) {
-      s->send.on_acked(c.offset, c.length, c.fin);
-      acked_streams.push_back(c.stream_id);
+  SentEntry* e = history.find(number);
+  if (!e || e->state != SentState::in_flight) return;
+  if (e->chunk_count > 0) {
+    if (Stream* s = find(e->stream_id)) {
+      for (std::uint32_t i = 0; i < e->chunk_count; ++i) {
+        const SentChunk& c = history.chunk(*e, i);
+        s->send.on_acked(c.offset, c.length, c.fin);
+      }
+      acked_streams.push_back(e->stream_id);
     }
   }
-  if (record.largest_acked) ack_tracker.on_ack_acknowledged(*record.largest_acked);
-  sent.erase(it);
+  if (e->carries_ack) ack_tracker.on_ack_acknowledged(e->largest_acked);
+  history.mark_settled(*e);
 }
 
-// Requeue what the packet carried, if it still matters.
-void Connection::Impl::on_packet_lost(PacketNumber number) {
-  auto it = sent.find(number);
-  if (it == sent.end()) return;
-  const SentRecord& record = it->second;
-  for (const SentChunk& c : record.chunks) {
-    if (Stream* s = find(c.stream_id)) {
-      s->send.on_lost(c.offset, c.length, c.fin);
-      if (s->send.has_retransmission()) retransmit_streams.insert(c.stream_id);
+// Requeues what the packet carried, if it still matters.
+void Connection::Impl::on_packet_lost(PacketNumber number, Instant now) {
+  SentEntry* e = history.find(number);
+  if (!e || e->state != SentState::in_flight) return;
+  if (e->chunk_count > 0) {
+    if (Stream* s = find(e->stream_id)) {
+      for (std::uint32_t i = 0; i < e->chunk_count; ++i) {
+        const SentChunk& c = history.chunk(*e, i);
+        s->send.on_lost(c.offset, c.length, c.fin);
+      }
+      if (s->send.has_retransmission()) retransmit_streams.insert(s->id);
+      update_backlog(*s, now);
     }
   }
-  for (const SentControl& c : record.controls) {
-    Stream* s = find(c.stream_id);
-    switch (c.kind) {
-      case ControlKind::stream_open:
-        if (s) s->open_pending = true;
-        break;
-      case ControlKind::stream_class:
-        if (s && static_cast<std::uint64_t>(s->content_class) == c.value) s->class_pending = true;
-        break;
-      case ControlKind::max_stream_data:
-        // A newer value supersedes it (and is pending or sent already).
-        if (s && s->recv.max_stream_data() == c.value && !s->recv.final_size()) {
-          s->credit_pending = true;
-        }
-        break;
-      case ControlKind::max_data:
-        if (recv_credit.maximum() == c.value) max_data_pending = true;
-        break;
-      case ControlKind::reset:
-        // Always current: the peer needs it to settle its credit.
-        pending_resets.push_back({c.stream_id, c.value, c.final_size});
-        break;
-      case ControlKind::ping:
-        break;
-    }
-    if (s && (s->open_pending || s->class_pending || s->credit_pending)) mark_control(*s);
+  for (std::uint32_t i = 0; i < e->control_count; ++i) {
+    std::visit(ControlLost{*this}, history.control(*e, i));
   }
-  if (!record.chunks.empty()) {
-    declared_lost.emplace(number, record.chunks);
-    if (declared_lost.size() > kMaxDeclaredLostRecords) declared_lost.erase(declared_lost.begin());
+  // Stream data stays recorded for a late ACK; nothing else needs it.
+  if (e->chunk_count > 0) {
+    history.mark_lost(*e, now);
+  } else {
+    history.mark_settled(*e);
   }
-  sent.erase(it);
 }
 
 // An ACK for packets already declared lost: their data arrived after all.
 // Only the streams learn it (the ensemble has settled those packets).
 void Connection::Impl::on_late_ack(PacketNumber smallest, PacketNumber largest) {
-  auto it = declared_lost.lower_bound(smallest);
-  while (it != declared_lost.end() && it->first <= largest) {
-    for (const SentChunk& c : it->second) {
-      Stream* s = find(c.stream_id);
-      if (!s) continue;
-      s->send.on_acked(c.offset, c.length, c.fin);  // cancels the pending resend
-      if (!s->send.has_retransmission()) retransmit_streams.erase(c.stream_id);
-      acked_streams.push_back(c.stream_id);
+  if (history.lost_count() == 0 || history.size() == 0) return;
+  const PacketNumber from = std::max(smallest, history.front_number());
+  const PacketNumber to = std::min(largest, history.next_number() - 1);
+  for (PacketNumber n = from; n <= to && history.lost_count() > 0; ++n) {
+    SentEntry* e = history.find(n);
+    if (!e || e->state != SentState::lost) continue;
+    if (Stream* s = find(e->stream_id)) {
+      for (std::uint32_t i = 0; i < e->chunk_count; ++i) {
+        const SentChunk& c = history.chunk(*e, i);
+        s->send.on_acked(c.offset, c.length, c.fin);  // cancels the pending resend
+      }
+      if (!s->send.has_retransmission()) retransmit_streams.erase(s->id);
+      acked_streams.push_back(s->id);
     }
-    it = declared_lost.erase(it);
+    if (e->carries_ack) ack_tracker.on_ack_acknowledged(e->largest_acked);
+    history.mark_settled(*e);
   }
+}
+
+void Connection::Impl::trim_history(Instant now) {
+  if (history.lost_count() == 0 || !ensemble) {
+    history.drop_front(Instant{}, kMaxDeclaredLostRecords);  // settled entries only
+    return;
+  }
+  // A late ACK comes within a few PTOs of the loss or not at all.
+  const congestion::EnsembleStats es = ensemble->stats();
+  const Duration pto =
+      es.srtt + std::max<Duration>(4 * es.rttvar, ms(1)) + config.max_ack_delay;
+  history.drop_front(now - 3 * pto, kMaxDeclaredLostRecords);
 }
 
 // ------------------------------------------------------------ timers
@@ -299,7 +344,7 @@ void Connection::Impl::on_timeout(Instant now) {
   if (ensemble) {
     if (auto t = ensemble->next_timeout(); t && *t <= now) {
       const congestion::TimeoutOutcome& outcome = ensemble->on_timeout(now);
-      for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number);
+      for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number, now);
       // RFC 9002 6.2.4: a probe must go out even when nothing is left to resend.
       if (outcome.rto_fired && retransmit_streams.empty() && !control_pending()) {
         ping_pending = true;
@@ -310,6 +355,7 @@ void Connection::Impl::on_timeout(Instant now) {
     ping_pending = true;
     last_keepalive = now;
   }
+  trim_history(now);
   maybe_retire_ensemble(now);
 }
 

@@ -60,32 +60,32 @@ void encode_ack(WireWriter& w, const AckFrame& ack) {
 
 // ---- parsing: each returns nullopt on the first bad field ----
 
-std::optional<AckFrame> parse_ack(WireReader& r) {
+// Parses into `ack` in place (it is large: its ranges are inline).
+bool parse_ack(WireReader& r, AckFrame& ack) {
   auto largest = r.read_varint();
   auto delay_us = r.read_varint();
   auto extra_ranges = r.read_varint();
   auto first_range = r.read_varint();
-  if (!largest || !delay_us || !extra_ranges || !first_range) return std::nullopt;
-  // Cap before reserving or looping: the count is attacker-controlled.
-  if (*extra_ranges >= kMaxAckRanges) return std::nullopt;
-  if (*first_range > *largest) return std::nullopt;  // would underflow below 0
-  AckFrame ack;
+  if (!largest || !delay_us || !extra_ranges || !first_range) return false;
+  // Cap before looping: the count is attacker-controlled.
+  if (*extra_ranges >= kMaxAckRanges) return false;
+  if (*first_range > *largest) return false;  // would underflow below 0
   ack.ack_delay = Duration(static_cast<Duration::rep>(*delay_us));
-  ack.ranges.reserve(static_cast<std::size_t>(*extra_ranges) + 1);
+  ack.ranges.clear();
   ack.ranges.push_back({*largest - *first_range, *largest});
   for (std::uint64_t i = 0; i < *extra_ranges; ++i) {
     auto gap = r.read_varint();
     auto length = r.read_varint();
-    if (!gap || !length) return std::nullopt;
+    if (!gap || !length) return false;
     const PacketNumber previous_smallest = ack.ranges.back().smallest;
     // next largest = previous smallest - gap - 2 must be >= 0; this is what
     // keeps ranges descending and leaves at least one number between them.
-    if (previous_smallest < *gap + 2) return std::nullopt;
+    if (previous_smallest < *gap + 2) return false;
     const PacketNumber next_largest = previous_smallest - *gap - 2;
-    if (*length > next_largest) return std::nullopt;
+    if (*length > next_largest) return false;
     ack.ranges.push_back({next_largest - *length, next_largest});
   }
-  return ack;
+  return true;
 }
 
 std::optional<StreamOpenFrame> parse_stream_open(WireReader& r) {
@@ -150,8 +150,16 @@ std::optional<CloseFrame> parse_close(WireReader& r) {
   return f;
 }
 
-// One frame whose type byte has been read.
-std::optional<Frame> parse_one(WireReader& r, std::uint8_t type) {
+// Stores `parsed` in `out` if there is one.
+template <typename F>
+bool store(Frame& out, std::optional<F>&& parsed) {
+  if (!parsed) return false;
+  out = std::move(*parsed);
+  return true;
+}
+
+// One frame whose type byte has been read, into `out`.
+bool parse_one(WireReader& r, std::uint8_t type, Frame& out) {
   switch (static_cast<FrameType>(type)) {
     case FrameType::padding: {
       std::size_t length = 1;
@@ -159,29 +167,37 @@ std::optional<Frame> parse_one(WireReader& r, std::uint8_t type) {
         r.read_u8();
         ++length;
       }
-      return PaddingFrame{length};
+      out = PaddingFrame{length};
+      return true;
     }
-    case FrameType::ping: return PingFrame{};
-    case FrameType::ack: return parse_ack(r);
-    case FrameType::stream_open: return parse_stream_open(r);
-    case FrameType::stream: return parse_stream(r, false);
-    case FrameType::stream_fin: return parse_stream(r, true);
-    case FrameType::reset_stream: return parse_reset_stream(r);
+    case FrameType::ping: out = PingFrame{}; return true;
+    case FrameType::ack: {
+      // Parsed where it will live: an AckFrame is too big to copy per packet.
+      AckFrame* ack = std::get_if<AckFrame>(&out);
+      if (!ack) ack = &out.emplace<AckFrame>();
+      return parse_ack(r, *ack);
+    }
+    case FrameType::stream_open: return store(out, parse_stream_open(r));
+    case FrameType::stream: return store(out, parse_stream(r, false));
+    case FrameType::stream_fin: return store(out, parse_stream(r, true));
+    case FrameType::reset_stream: return store(out, parse_reset_stream(r));
     case FrameType::max_data: {
       auto maximum = r.read_varint();
-      if (!maximum) return std::nullopt;
-      return MaxDataFrame{*maximum};
+      if (!maximum) return false;
+      out = MaxDataFrame{*maximum};
+      return true;
     }
     case FrameType::max_stream_data: {
       auto id = r.read_varint();
       auto maximum = r.read_varint();
-      if (!id || !maximum) return std::nullopt;
-      return MaxStreamDataFrame{*id, *maximum};
+      if (!id || !maximum) return false;
+      out = MaxStreamDataFrame{*id, *maximum};
+      return true;
     }
-    case FrameType::stream_class: return parse_stream_class(r);
-    case FrameType::close: return parse_close(r);
+    case FrameType::stream_class: return store(out, parse_stream_class(r));
+    case FrameType::close: return store(out, parse_close(r));
   }
-  return std::nullopt;  // unknown type: the whole packet is rejected
+  return false;  // unknown type: the whole packet is rejected
 }
 
 }  // namespace
@@ -242,14 +258,7 @@ void encode_frame(WireWriter& w, const Frame& frame) {
             w.write_u8(static_cast<std::uint8_t>(f.class_hint));
           },
           [&](const StreamFrame& f) {
-            if (f.offset > kVarintMax || f.data.size() > kVarintMax - f.offset) {
-              w.fail();  // the parser would reject offset + length >= 2^62
-              return;
-            }
-            type(f.fin ? FrameType::stream_fin : FrameType::stream);
-            w.write_varint(f.stream_id);
-            w.write_varint(f.offset);
-            w.write_varint(f.data.size());
+            encode_stream_frame_header(w, f.stream_id, f.offset, f.data.size(), f.fin);
             w.write_bytes(f.data);
           },
           [&](const ResetStreamFrame& f) {
@@ -284,16 +293,48 @@ void encode_frame(WireWriter& w, const Frame& frame) {
       frame);
 }
 
+bool FrameParser::next(Frame& out) {
+  if (failed_) return false;
+  auto type = reader_.read_u8();
+  if (!type) return false;
+  if (!parse_one(reader_, *type, out)) failed_ = true;
+  return !failed_;
+}
+
+std::optional<PayloadCheck> check_frames(std::span<const std::byte> payload) {
+  if (payload.empty()) return std::nullopt;
+  FrameParser parser(payload);
+  Frame frame;
+  PayloadCheck check;
+  while (parser.next(frame)) check.ack_eliciting = check.ack_eliciting || is_ack_eliciting(frame);
+  if (parser.failed()) return std::nullopt;
+  return check;
+}
+
 std::optional<std::vector<Frame>> parse_frames(std::span<const std::byte> payload) {
   if (payload.empty()) return std::nullopt;
-  WireReader r(payload);
+  FrameParser parser(payload);
   std::vector<Frame> frames;
-  while (auto type = r.read_u8()) {
-    auto frame = parse_one(r, *type);
-    if (!frame) return std::nullopt;
-    frames.push_back(std::move(*frame));
-  }
+  Frame frame;
+  while (parser.next(frame)) frames.push_back(frame);
+  if (parser.failed()) return std::nullopt;
   return frames;
+}
+
+void encode_frame(WireWriter& w, const AckFrame& ack) { encode_ack(w, ack); }
+
+std::size_t encoded_size(const AckFrame& ack) { return is_valid_ack(ack) ? ack_size(ack) : 0; }
+
+void encode_stream_frame_header(WireWriter& w, StreamId stream_id, std::uint64_t offset,
+                                std::size_t length, bool fin) {
+  if (offset > kVarintMax || length > kVarintMax - offset) {
+    w.fail();  // the parser would reject offset + length >= 2^62
+    return;
+  }
+  w.write_u8(static_cast<std::uint8_t>(fin ? FrameType::stream_fin : FrameType::stream));
+  w.write_varint(stream_id);
+  w.write_varint(offset);
+  w.write_varint(length);
 }
 
 bool is_ack_eliciting(const Frame& frame) {
@@ -337,7 +378,7 @@ std::optional<AckFrame> fit_ack_frame(std::span<const AckRange> ranges_descendin
     fitting = n;
   }
   if (fitting == 0) return std::nullopt;
-  ack.ranges.assign(ranges_descending.begin(), ranges_descending.begin() + fitting);
+  for (std::size_t i = 0; i < fitting; ++i) ack.ranges.push_back(ranges_descending[i]);
   if (!is_valid_ack(ack)) return std::nullopt;
   return ack;
 }

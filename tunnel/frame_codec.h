@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tunnel/frames.h"
+#include "tunnel/wire_reader.h"
 #include "tunnel/wire_writer.h"
 
 namespace egw::tunnel {
@@ -41,11 +42,45 @@ enum class FrameType : std::uint8_t {
 // read differently. A CloseFrame reason is truncated to kMaxCloseReasonBytes.
 std::size_t encoded_size(const Frame& frame);
 void encode_frame(WireWriter& writer, const Frame& frame);
+// The same for an ACK frame without wrapping it in a Frame (it is large).
+std::size_t encoded_size(const AckFrame& ack);
+void encode_frame(WireWriter& writer, const AckFrame& ack);
+// A STREAM frame's fields up to its length; the caller then writes exactly
+// `length` data bytes (w.claim(length): the send path copies them straight
+// from the stream's buffer into the packet).
+void encode_stream_frame_header(WireWriter& writer, StreamId stream_id, std::uint64_t offset,
+                                std::size_t length, bool fin);
 
-// All frames of a decrypted packet payload, or nullopt if any byte of it is
-// malformed, unknown or out of range, or the payload is empty. Consecutive
-// PADDING bytes become one PaddingFrame. StreamFrame::data points into
-// `payload`, so the payload must outlive the returned frames.
+// Reads the frames of a decrypted packet payload one at a time into a Frame
+// the caller reuses (no allocation, except a CLOSE frame's reason).
+// Consecutive PADDING bytes become one PaddingFrame. StreamFrame::data
+// points into the payload. A receiver must not act on a payload before the
+// whole of it parsed (check_frames), so it reads it twice: once to check,
+// once to act.
+class FrameParser {
+ public:
+  explicit FrameParser(std::span<const std::byte> payload) : reader_(payload) {}
+  // The next frame into `out`: false at the end or at a malformed, unknown or
+  // out-of-range frame (then failed() is true and `out` is unspecified).
+  bool next(Frame& out);
+  bool failed() const { return failed_; }
+
+ private:
+  WireReader reader_;
+  bool failed_ = false;
+};
+
+// What a receiver needs to know about a whole payload before acting on it;
+// nullopt if any byte of it is malformed, unknown or out of range, or the
+// payload is empty.
+struct PayloadCheck {
+  bool ack_eliciting = false;
+};
+std::optional<PayloadCheck> check_frames(std::span<const std::byte> payload);
+
+// All frames of a payload in a vector (tests and tools), nullopt as for
+// check_frames. StreamFrame::data points into `payload`, so the payload must
+// outlive the returned frames.
 std::optional<std::vector<Frame>> parse_frames(std::span<const std::byte> payload);
 
 // Does the frame elicit an ACK (RFC 9000 section 13.2.1)? All but PADDING,

@@ -3,8 +3,10 @@
 // Parsing is bounds-checked and never trusts a length or count from the wire.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,9 +36,53 @@ struct AckRange {
   PacketNumber largest = 0;
   bool operator==(const AckRange&) const = default;
 };
+// Caps on counts read from the wire (msquic frame.c style).
+inline constexpr std::size_t kMaxAckRanges = 64;
+
+// The ranges of one ACK frame, stored inline: ACK frames are built and
+// parsed for every few packets, so they must not touch the heap. Holds up to
+// kMaxAckRanges + 1 ranges (one more than a valid frame, so an oversized
+// frame can still be represented and refused by is_valid_ack); further
+// push_backs are dropped.
+class AckRanges {
+ public:
+  static constexpr std::size_t kCapacity = kMaxAckRanges + 1;
+
+  AckRanges() = default;
+  AckRanges(std::initializer_list<AckRange> ranges) {
+    for (const AckRange& r : ranges) push_back(r);
+  }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() { size_ = 0; }
+  void push_back(const AckRange& range) {
+    if (size_ < kCapacity) items_[size_++] = range;
+  }
+  AckRange& operator[](std::size_t i) { return items_[i]; }
+  const AckRange& operator[](std::size_t i) const { return items_[i]; }
+  AckRange& front() { return items_[0]; }
+  const AckRange& front() const { return items_[0]; }
+  AckRange& back() { return items_[size_ - 1]; }
+  const AckRange& back() const { return items_[size_ - 1]; }
+  const AckRange* begin() const { return items_.data(); }
+  const AckRange* end() const { return items_.data() + size_; }
+
+  friend bool operator==(const AckRanges& a, const AckRanges& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator==(const AckRanges& a, std::span<const AckRange> b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  std::array<AckRange, kCapacity> items_;
+  std::size_t size_ = 0;
+};
+
 struct AckFrame {
   Duration ack_delay{0};
-  std::vector<AckRange> ranges;  // descending, non-overlapping, non-adjacent
+  AckRanges ranges;  // descending, non-overlapping, non-adjacent
   bool operator==(const AckFrame&) const = default;
 };
 
@@ -88,8 +134,5 @@ inline constexpr std::size_t kMaxCloseReasonBytes = 256;
 using Frame = std::variant<PaddingFrame, PingFrame, AckFrame, StreamOpenFrame, StreamFrame,
                            ResetStreamFrame, MaxDataFrame, MaxStreamDataFrame, StreamClassFrame,
                            CloseFrame>;
-
-// Caps on counts read from the wire (msquic frame.c style).
-inline constexpr std::size_t kMaxAckRanges = 64;
 
 }  // namespace egw::tunnel

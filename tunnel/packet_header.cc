@@ -9,14 +9,11 @@
 namespace egw::tunnel {
 
 std::array<std::byte, kPacketHeaderBytes> encode_packet_header(const PacketHeader& header) {
-  std::vector<std::byte> bytes;
-  bytes.reserve(kPacketHeaderBytes);
-  WireWriter w(bytes, kPacketHeaderBytes);
+  std::array<std::byte, kPacketHeaderBytes> out{};
+  WireWriter w(out);
   w.write_u8(static_cast<std::uint8_t>(header.type));
   w.write_u32(header.receiver_index);
   w.write_u64(header.packet_number);
-  std::array<std::byte, kPacketHeaderBytes> out{};
-  std::copy(bytes.begin(), bytes.end(), out.begin());
   return out;
 }
 
@@ -37,24 +34,34 @@ std::optional<ParsedPacket> parse_packet(std::span<const std::byte> datagram,
                       datagram.subspan(kPacketHeaderBytes)};
 }
 
+std::size_t seal_packet_in_place(PacketProtection& protection, const PacketHeader& header,
+                                 std::span<std::byte> buffer, std::size_t frames_bytes) {
+  const auto header_bytes = encode_packet_header(header);
+  std::copy(header_bytes.begin(), header_bytes.end(), buffer.begin());
+  const std::size_t size = kPacketHeaderBytes + frames_bytes + protection.overhead();
+  protection.seal(header.packet_number, buffer.first(kPacketHeaderBytes),
+                  buffer.subspan(kPacketHeaderBytes, frames_bytes + protection.overhead()));
+  return size;
+}
+
 std::vector<std::byte> seal_packet(PacketProtection& protection, const PacketHeader& header,
                                    std::span<const std::byte> frames_payload) {
-  const auto header_bytes = encode_packet_header(header);
-  std::vector<std::byte> datagram;
-  datagram.reserve(kPacketHeaderBytes + frames_payload.size() + protection.overhead());
-  datagram.insert(datagram.end(), header_bytes.begin(), header_bytes.end());
-  protection.seal(header.packet_number, header_bytes, frames_payload, datagram);
+  std::vector<std::byte> datagram(kPacketHeaderBytes + frames_payload.size() +
+                                  protection.overhead());
+  std::copy(frames_payload.begin(), frames_payload.end(),
+            datagram.begin() + static_cast<std::ptrdiff_t>(kPacketHeaderBytes));
+  seal_packet_in_place(protection, header, datagram, frames_payload.size());
   return datagram;
 }
 
 std::optional<OpenedPacket> open_packet(PacketProtection& protection,
-                                        std::span<const std::byte> datagram) {
+                                        std::span<std::byte> datagram) {
   auto parsed = parse_packet(datagram, protection.overhead());
   if (!parsed) return std::nullopt;
   auto payload = protection.open(parsed->header.packet_number, parsed->header_bytes,
-                                 parsed->protected_payload);
+                                 datagram.subspan(kPacketHeaderBytes));
   if (!payload) return std::nullopt;
-  return OpenedPacket{parsed->header, std::move(*payload)};
+  return OpenedPacket{parsed->header, *payload};
 }
 
 }  // namespace egw::tunnel

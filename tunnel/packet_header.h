@@ -62,18 +62,28 @@ struct ParsedPacket {
 std::optional<ParsedPacket> parse_packet(std::span<const std::byte> datagram,
                                          std::size_t tag_bytes);
 
-// The whole datagram: header followed by protection.seal(header, frames).
+// Seals the datagram in `buffer` in place: writes the header into its first
+// kPacketHeaderBytes, then seals the `frames_bytes` plaintext bytes that
+// follow it (the caller wrote them there). `buffer` must have room for
+// header + frames + protection.overhead(); returns the datagram's size.
+std::size_t seal_packet_in_place(PacketProtection& protection, const PacketHeader& header,
+                                 std::span<std::byte> buffer, std::size_t frames_bytes);
+
+// The whole datagram in a new vector (tests and tools; the connection seals
+// in place in the caller's buffer).
 std::vector<std::byte> seal_packet(PacketProtection& protection, const PacketHeader& header,
                                    std::span<const std::byte> frames_payload);
 
 // The header and the plaintext frames payload of an authentic data datagram,
 // nullopt for anything short, of another type, forged or corrupt. The caller
-// drops and counts those (never closes the connection over them).
+// drops and counts those (never closes the connection over them). Opens in
+// place: the payload aliases `datagram`, whose bytes may be overwritten
+// (decrypted) even when the datagram turns out forged.
 struct OpenedPacket {
   PacketHeader header;
-  std::vector<std::byte> payload;
+  std::span<const std::byte> payload;
 };
 std::optional<OpenedPacket> open_packet(PacketProtection& protection,
-                                        std::span<const std::byte> datagram);
+                                        std::span<std::byte> datagram);
 
 }  // namespace egw::tunnel

@@ -1,12 +1,15 @@
 // Packet protection is an interface so the protocol core stays independent of
 // cryptography: the real AEAD (Noise IK over OpenSSL) arrives with the secure
 // tunnel; tests use TestProtection.
+//
+// Both directions work in place, in the datagram buffer itself (no copy, no
+// allocation), the way AEAD APIs (EVP_AEAD_CTX_seal/open, ring's
+// seal_in_place) and GSO batching want it.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <span>
-#include <vector>
 
 #include "common/units.h"
 
@@ -17,14 +20,19 @@ class PacketProtection {
   virtual ~PacketProtection() = default;
   // Bytes seal() adds to the plaintext (the AEAD tag).
   virtual std::size_t overhead() const = 0;
-  // Appends the protected form of `plaintext` to `out`. `header` is
+  // Seals in place. `packet` holds the plaintext in its first
+  // packet.size() - overhead() bytes; on return those bytes are the
+  // ciphertext and the last overhead() bytes the tag. `header` is
   // authenticated but not encrypted; `number` is unique per key (the nonce).
   virtual void seal(PacketNumber number, std::span<const std::byte> header,
-                    std::span<const std::byte> plaintext, std::vector<std::byte>& out) = 0;
-  // The plaintext, or nullopt when the packet is forged or corrupt.
-  virtual std::optional<std::vector<std::byte>> open(PacketNumber number,
-                                                     std::span<const std::byte> header,
-                                                     std::span<const std::byte> ciphertext) = 0;
+                    std::span<std::byte> packet) = 0;
+  // Opens in place. `packet` is ciphertext followed by the tag; on success
+  // the plaintext is returned as a prefix of `packet` (decrypted where it
+  // lay), nullopt when the packet is forged or corrupt (its bytes may then
+  // have been overwritten and must not be used).
+  virtual std::optional<std::span<std::byte>> open(PacketNumber number,
+                                                   std::span<const std::byte> header,
+                                                   std::span<std::byte> packet) = 0;
 };
 
 }  // namespace egw::tunnel

@@ -4,76 +4,68 @@
 
 namespace egw::tunnel {
 
+std::size_t RangeSet::first_ending_after(std::uint64_t value) const {
+  auto it = std::upper_bound(intervals_.begin(), intervals_.end(), value,
+                             [](std::uint64_t v, const Interval& i) { return v < i.end; });
+  return static_cast<std::size_t>(it - intervals_.begin());
+}
+
 void RangeSet::insert(std::uint64_t start, std::uint64_t end) {
   if (start >= end) return;
-  // Merge with a predecessor that overlaps or touches [start, end).
-  auto it = intervals_.upper_bound(start);
-  if (it != intervals_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second >= start) {
-      start = prev->first;
-      end = std::max(end, prev->second);
-      it = intervals_.erase(prev);
-    }
+  // [first, last): the intervals that overlap or touch [start, end).
+  auto first = std::lower_bound(intervals_.begin(), intervals_.end(), start,
+                                [](const Interval& i, std::uint64_t v) { return i.end < v; });
+  auto last = first;
+  while (last != intervals_.end() && last->start <= end) {
+    start = std::min(start, last->start);
+    end = std::max(end, last->end);
+    ++last;
   }
-  // Swallow successors that start inside or right after [start, end).
-  while (it != intervals_.end() && it->first <= end) {
-    end = std::max(end, it->second);
-    it = intervals_.erase(it);
+  if (first == last) {
+    intervals_.insert(first, Interval{start, end});
+    return;
   }
-  intervals_.emplace(start, end);
+  *first = Interval{start, end};
+  intervals_.erase(first + 1, last);
 }
 
 void RangeSet::erase(std::uint64_t start, std::uint64_t end) {
   if (start >= end) return;
-  auto it = intervals_.upper_bound(start);
-  if (it != intervals_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second > start) {
-      const std::uint64_t prev_end = prev->second;
-      prev->second = start;  // keep the part before `start`
-      if (prev->first == prev->second) intervals_.erase(prev);
-      if (prev_end > end) {
-        intervals_.emplace(end, prev_end);  // the part after `end`
-        return;
-      }
-    }
+  const std::size_t i = first_ending_after(start);
+  if (i == intervals_.size() || intervals_[i].start >= end) return;
+  // One interval reaching over both ends: split it in two.
+  if (intervals_[i].start < start && intervals_[i].end > end) {
+    const Interval tail{end, intervals_[i].end};
+    intervals_[i].end = start;
+    intervals_.insert(intervals_.begin() + static_cast<std::ptrdiff_t>(i) + 1, tail);
+    return;
   }
-  while (it != intervals_.end() && it->first < end) {
-    if (it->second > end) {
-      const std::uint64_t tail_end = it->second;
-      intervals_.erase(it);
-      intervals_.emplace(end, tail_end);
-      return;
-    }
-    it = intervals_.erase(it);
+  std::size_t keep_from = i;  // intervals [i, keep_from) vanish entirely
+  if (intervals_[i].start < start) {
+    intervals_[i].end = start;  // keep the part before `start`
+    keep_from = i + 1;
   }
+  std::size_t j = keep_from;
+  while (j < intervals_.size() && intervals_[j].end <= end) ++j;
+  if (j < intervals_.size() && intervals_[j].start < end) intervals_[j].start = end;
+  intervals_.erase(intervals_.begin() + static_cast<std::ptrdiff_t>(keep_from),
+                   intervals_.begin() + static_cast<std::ptrdiff_t>(j));
 }
 
 bool RangeSet::contains(std::uint64_t value) const {
-  auto it = intervals_.upper_bound(value);
-  if (it == intervals_.begin()) return false;
-  return std::prev(it)->second > value;
+  const std::size_t i = first_ending_after(value);
+  return i < intervals_.size() && intervals_[i].start <= value;
 }
 
 std::vector<Interval> RangeSet::gaps(std::uint64_t start, std::uint64_t end) const {
   std::vector<Interval> out;
-  if (start >= end) return out;
-  std::uint64_t cursor = start;
-  auto it = intervals_.upper_bound(start);
-  if (it != intervals_.begin()) --it;
-  for (; it != intervals_.end() && it->first < end && cursor < end; ++it) {
-    if (it->second <= cursor) continue;
-    if (it->first > cursor) out.push_back({cursor, it->first});
-    cursor = std::max(cursor, it->second);
-  }
-  if (cursor < end) out.push_back({cursor, end});
+  for_each_gap(start, end, [&](const Interval& gap) { out.push_back(gap); });
   return out;
 }
 
 std::optional<Interval> RangeSet::first() const {
   if (intervals_.empty()) return std::nullopt;
-  return Interval{intervals_.begin()->first, intervals_.begin()->second};
+  return intervals_.front();
 }
 
 }  // namespace egw::tunnel

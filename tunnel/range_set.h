@@ -2,13 +2,14 @@
 // intervals [start, end). Streams use it for "acknowledged", "lost, to
 // resend" and "received" offsets; the connection for peer stream ids seen.
 // Adjacent and overlapping inserts merge, so an in-order flow stays one
-// interval. Memory is one map node per gap: callers cap interval_count()
-// when the gaps are driven by the network.
+// interval. The intervals live in one sorted vector whose capacity is kept
+// (a map would allocate a node per insert: per packet on the stream path);
+// memory is 16 bytes per gap: callers cap interval_count() when the gaps are
+// driven by the network.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <vector>
 
@@ -30,6 +31,18 @@ class RangeSet {
   bool contains(std::uint64_t value) const;
   // The parts of [start, end) that are not in the set, ascending.
   std::vector<Interval> gaps(std::uint64_t start, std::uint64_t end) const;
+  // The same without a vector: calls visit(Interval) for each gap.
+  template <typename Visit>
+  void for_each_gap(std::uint64_t start, std::uint64_t end, Visit&& visit) const {
+    if (start >= end) return;
+    std::uint64_t cursor = start;
+    for (std::size_t i = first_ending_after(start);
+         i < intervals_.size() && intervals_[i].start < end && cursor < end; ++i) {
+      if (intervals_[i].start > cursor) visit(Interval{cursor, intervals_[i].start});
+      if (intervals_[i].end > cursor) cursor = intervals_[i].end;
+    }
+    if (cursor < end) visit(Interval{cursor, end});
+  }
 
   bool empty() const { return intervals_.empty(); }
   std::size_t interval_count() const { return intervals_.size(); }
@@ -38,7 +51,10 @@ class RangeSet {
   void clear() { intervals_.clear(); }
 
  private:
-  std::map<std::uint64_t, std::uint64_t> intervals_;  // start -> end, disjoint, non-adjacent
+  // Index of the first interval whose end is > value (intervals_.size() if none).
+  std::size_t first_ending_after(std::uint64_t value) const;
+
+  std::vector<Interval> intervals_;  // ascending, disjoint, non-adjacent
 };
 
 }  // namespace egw::tunnel

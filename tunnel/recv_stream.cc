@@ -4,8 +4,10 @@
 
 namespace egw::tunnel {
 
-RecvStream::RecvStream(ByteCount window_bytes, std::uint64_t initial_credit)
-    : window_bytes_(window_bytes), max_stream_data_(std::max(window_bytes, initial_credit)) {}
+RecvStream::RecvStream(ByteCount window_bytes, std::uint64_t initial_credit, BufferPool* pool)
+    : window_bytes_(window_bytes),
+      buffer_(pool),
+      max_stream_data_(std::max(window_bytes, initial_credit)) {}
 
 RecvStream::FrameResult RecvStream::on_stream_frame(std::uint64_t offset,
                                                     std::span<const std::byte> data, bool fin) {
@@ -25,11 +27,11 @@ RecvStream::FrameResult RecvStream::on_stream_frame(std::uint64_t offset,
   const std::uint64_t start = std::max(offset, read_offset_);
   if (start < end) {
     buffer_.grow_to(static_cast<std::size_t>(highest_received_ - read_offset_));
-    for (const Interval& gap : received_.gaps(start, end)) {
+    received_.for_each_gap(start, end, [&](const Interval& gap) {
       buffer_.write_at(static_cast<std::size_t>(gap.start - read_offset_),
                        data.subspan(static_cast<std::size_t>(gap.start - offset),
                                     static_cast<std::size_t>(gap.length())));
-    }
+    });
     received_.insert(start, end);
     if (received_.interval_count() > kMaxIntervals) return {Status::too_fragmented, new_bytes};
   }

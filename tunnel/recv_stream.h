@@ -28,7 +28,8 @@ class RecvStream {
  public:
   // `initial_credit` is what the peer may send before hearing from us (the
   // protocol's initial stream credit); the window then takes over.
-  RecvStream(ByteCount window_bytes, std::uint64_t initial_credit);
+  // `pool` (may be null) lends the buffer its storage; it must outlive the stream.
+  RecvStream(ByteCount window_bytes, std::uint64_t initial_credit, BufferPool* pool = nullptr);
 
   enum class Status { ok, flow_control_error, final_size_error, too_fragmented };
   struct FrameResult {

@@ -5,8 +5,9 @@
 
 namespace egw::tunnel {
 
-SendStream::SendStream(ByteCount buffer_capacity_bytes, std::uint64_t initial_peer_credit)
-    : capacity_bytes_(buffer_capacity_bytes), peer_max_data_(initial_peer_credit) {}
+SendStream::SendStream(ByteCount buffer_capacity_bytes, std::uint64_t initial_peer_credit,
+                       BufferPool* pool)
+    : capacity_bytes_(buffer_capacity_bytes), buffer_(pool), peer_max_data_(initial_peer_credit) {}
 
 ByteCount SendStream::buffer_room_bytes() const {
   return capacity_bytes_ > buffer_.size() ? capacity_bytes_ - buffer_.size() : 0;
@@ -101,8 +102,13 @@ void SendStream::on_acked(std::uint64_t offset, std::size_t length, bool fin) {
   const std::uint64_t end = offset + length;
   if (end <= acked_prefix_) return;
   const std::uint64_t start = std::max(offset, acked_prefix_);
-  acked_.insert(start, end);
   lost_.erase(start, end);  // a spurious loss: no need to resend
+  if (start == acked_prefix_ && acked_.empty()) {  // in order: the common case
+    buffer_.pop_front(static_cast<std::size_t>(end - acked_prefix_));
+    acked_prefix_ = end;
+    return;
+  }
+  acked_.insert(start, end);
   // Free the acknowledged prefix.
   auto head = acked_.first();
   if (head && head->start == acked_prefix_) {
@@ -116,9 +122,8 @@ void SendStream::on_lost(std::uint64_t offset, std::size_t length, bool fin) {
   if (fin && !fin_acked_) fin_lost_ = true;
   const std::uint64_t end = offset + length;
   if (end <= acked_prefix_) return;
-  for (const Interval& gap : acked_.gaps(std::max(offset, acked_prefix_), end)) {
-    lost_.insert(gap.start, gap.end);
-  }
+  acked_.for_each_gap(std::max(offset, acked_prefix_), end,
+                      [&](const Interval& gap) { lost_.insert(gap.start, gap.end); });
 }
 
 bool SendStream::all_acked() const {

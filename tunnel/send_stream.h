@@ -26,7 +26,9 @@ namespace egw::tunnel {
 
 class SendStream {
  public:
-  SendStream(ByteCount buffer_capacity_bytes, std::uint64_t initial_peer_credit);
+  // `pool` (may be null) lends the buffer its storage; it must outlive the stream.
+  SendStream(ByteCount buffer_capacity_bytes, std::uint64_t initial_peer_credit,
+             BufferPool* pool = nullptr);
 
   // Application side.
   std::size_t write(std::span<const std::byte> data);

@@ -1,22 +1,30 @@
 #include "tunnel/wire_writer.h"
 
+#include <cstring>
+
 #include "tunnel/varint.h"
 
 namespace egw::tunnel {
 
-bool WireWriter::reserve(std::size_t bytes) {
-  if (!ok_ || bytes > budget_bytes_ - written_) {
+std::span<std::byte> WireWriter::claim(std::size_t count) {
+  if (!ok_ || count > budget_bytes_ - written_) {
     ok_ = false;
-    return false;
+    return {};
   }
-  written_ += bytes;
-  return true;
+  if (grow_) {
+    grow_->resize(base_ + written_ + count);
+    out_ = std::span<std::byte>(*grow_).subspan(base_);
+  }
+  const std::span<std::byte> claimed = out_.subspan(written_, count);
+  written_ += count;
+  return claimed;
 }
 
 bool WireWriter::write_be(std::uint64_t value, std::size_t width_bytes) {
-  if (!reserve(width_bytes)) return false;
-  for (std::size_t i = width_bytes; i > 0; --i) {
-    out_.push_back(static_cast<std::byte>((value >> (8 * (i - 1))) & 0xff));
+  const std::span<std::byte> out = claim(width_bytes);
+  if (out.size() != width_bytes) return false;
+  for (std::size_t i = 0; i < width_bytes; ++i) {
+    out[i] = static_cast<std::byte>((value >> (8 * (width_bytes - 1 - i))) & 0xff);
   }
   return true;
 }
@@ -33,14 +41,16 @@ bool WireWriter::write_varint(std::uint64_t value) {
 }
 
 bool WireWriter::write_bytes(std::span<const std::byte> bytes) {
-  if (!reserve(bytes.size())) return false;
-  out_.insert(out_.end(), bytes.begin(), bytes.end());
+  const std::span<std::byte> out = claim(bytes.size());
+  if (!ok_) return false;
+  if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
   return true;
 }
 
 bool WireWriter::write_zeros(std::size_t count) {
-  if (!reserve(count)) return false;
-  out_.resize(out_.size() + count, std::byte{0});
+  const std::span<std::byte> out = claim(count);
+  if (!ok_) return false;
+  if (count > 0) std::memset(out.data(), 0, count);
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <span>
+#include <vector>
 
 #include "tunnel/frame_codec.h"
 #include "tunnel/packet_header.h"
@@ -15,6 +16,9 @@ using namespace egw::tunnel;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto input = std::as_bytes(std::span(data, size));
+
+  // check_frames (what the connection runs first) agrees with parse_frames.
+  if (check_frames(input).has_value() != parse_frames(input).has_value()) std::abort();
 
   if (auto frames = parse_frames(input)) {
     std::size_t total_bytes = 0;
@@ -35,7 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   // The same bytes as a whole datagram: layout checks, then tag check.
+  // (Opened in place, so in a copy: libFuzzer's input is read-only.)
   TestProtection protection(0x5eed);
-  (void)open_packet(protection, input);
+  std::vector<std::byte> datagram(input.begin(), input.end());
+  (void)open_packet(protection, datagram);
   return 0;
 }

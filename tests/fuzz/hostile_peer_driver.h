@@ -188,6 +188,7 @@ class HostilePeerDriver {
   // What the run observed, for tests to assert on.
   std::vector<ConnectionEvent> events;          // every event, in order
   std::vector<Frame> sent_frames_owned;         // non-STREAM frames the hub sent
+  std::vector<std::byte> transmit_buffer_ = std::vector<std::byte>(64 * 1024);
   std::vector<CloseFrame> sent_closes;          // CLOSE frames the hub sent
   std::vector<ResetStreamFrame> sent_resets;    // RESET frames the hub sent
   std::map<StreamId, std::uint64_t> sent_max_stream_data;  // latest MAX_STREAM_DATA
@@ -287,14 +288,16 @@ class HostilePeerDriver {
     note_peer_frames(datagram);
     const bool was_closed = hub_->is_closed();
     const std::uint64_t before = hub_->stats().datagrams_received;
-    hub_->on_datagram(datagram, now_);
+    std::vector<std::byte> copy(datagram.begin(), datagram.end());  // opened in place
+    hub_->on_datagram(copy, now_);
     const std::uint64_t after = hub_->stats().datagrams_received;
     if (after != before + (was_closed ? 0 : 1)) fail("datagrams_received did not count a datagram");
   }
 
   // Taints streams that the peer fed bytes other than the pattern (hand-made
   // or fuzzed payloads), so the content check only applies to the others.
-  void note_peer_frames(std::span<const std::byte> datagram) {
+  void note_peer_frames(std::span<const std::byte> bytes) {
+    std::vector<std::byte> datagram(bytes.begin(), bytes.end());
     auto opened = open_packet(*verify_protection_, datagram);
     if (!opened) return;
     auto frames = parse_frames(opened->payload);
@@ -337,14 +340,15 @@ class HostilePeerDriver {
 
   void transmit() {
     for (std::size_t i = 0; i < kMaxDatagramsPerTransmit; ++i) {
-      auto d = hub_->poll_transmit(now_);
-      if (!d) return;
-      inspect_sent(d->bytes);
+      auto t = hub_->poll_transmit(now_, transmit_buffer_);
+      if (!t) return;
+      inspect_sent(std::vector<std::byte>(
+          transmit_buffer_.begin(), transmit_buffer_.begin() + static_cast<std::ptrdiff_t>(t->bytes)));
       if (violation_) return;
     }
   }
 
-  void inspect_sent(const std::vector<std::byte>& bytes) {
+  void inspect_sent(std::vector<std::byte> bytes) {
     ++datagrams_out;
     if (close_sent_) return fail("datagram sent after the CLOSE");
     if (bytes.size() > config_.max_datagram_bytes) return fail("datagram over max_datagram_bytes");

@@ -131,14 +131,17 @@ std::size_t TunnelHost::dispatch_events() {
 
 void TunnelHost::drain_transmit() {
   for (std::size_t sent = 0;; ++sent) {
-    auto datagram = conn_->poll_transmit(now());
+    auto datagram = conn_->poll_transmit(now(), transmit_buffer_);
     if (!datagram) return;
     if (sent >= kMaxDatagramsPerFlush) {
       throw std::logic_error("TunnelHost: poll_transmit does not stop at one instant");
     }
     ++stats_.datagrams_sent;
     if (datagram->low_priority) ++stats_.low_priority_sent;
-    network_.send(Packet{self_, peer_, std::move(datagram->bytes), datagram->low_priority});
+    // The simulated network owns each packet's bytes: one copy out of the buffer.
+    std::vector<std::byte> bytes(transmit_buffer_.begin(),
+                                 transmit_buffer_.begin() + static_cast<std::ptrdiff_t>(datagram->bytes));
+    network_.send(Packet{self_, peer_, std::move(bytes), datagram->low_priority});
   }
 }
 

@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "congestion/temporal_cache.h"
 #include "tests/sim/event_loop.h"
@@ -105,6 +106,8 @@ class TunnelHost {
   Address self_;
   Address peer_;
   std::unique_ptr<tunnel::Connection> conn_;
+  // poll_transmit writes here (max_datagram_bytes is at most 64 KB).
+  std::vector<std::byte> transmit_buffer_ = std::vector<std::byte>(64 * 1024);
   std::map<std::uint16_t, StreamHandler*> listeners_;
   std::map<StreamId, StreamHandler*> streams_;
   std::map<StreamId, StreamHandler*> expected_;

@@ -110,7 +110,8 @@ class ConnectionPair {
 
   // Delivers a raw datagram to one side at the current time (forgeries).
   void inject(bool to_hub, std::span<const std::byte> bytes) {
-    (to_hub ? hub_ : client_).on_datagram(bytes, now_);
+    std::vector<std::byte> copy(bytes.begin(), bytes.end());  // opened in place
+    (to_hub ? hub_ : client_).on_datagram(copy, now_);
   }
 
   void step() {
@@ -188,20 +189,22 @@ class ConnectionPair {
 
   void flush(bool from_client) {
     Connection& c = from_client ? client_ : hub_;
-    while (auto d = c.poll_transmit(now_)) {
-      check_one_stream_per_packet(d->bytes);
-      if (d->low_priority) ++low_priority_;
+    while (auto t = c.poll_transmit(now_, transmit_buffer_)) {
+      std::vector<std::byte> bytes(transmit_buffer_.begin(),
+                                   transmit_buffer_.begin() + static_cast<std::ptrdiff_t>(t->bytes));
+      check_one_stream_per_packet(bytes);
+      if (t->low_priority) ++low_priority_;
       const std::size_t index = sent_[from_client ? 1 : 0]++;
       Duration extra{0};
       const int copies = filter_ ? filter_(from_client, index, &extra) : 1;
       for (int i = 0; i < copies; ++i) {
         queue_.emplace(std::make_pair(now_ + options_.one_way_delay + extra, seq_++),
-                       InFlight{from_client, d->bytes});
+                       InFlight{from_client, bytes});
       }
     }
   }
 
-  static void check_one_stream_per_packet(const std::vector<std::byte>& datagram) {
+  static void check_one_stream_per_packet(std::vector<std::byte> datagram) {
     TestProtection p(kKey);
     auto opened = open_packet(p, datagram);
     ASSERT_TRUE(opened);
@@ -229,6 +232,7 @@ class ConnectionPair {
   std::uint64_t seq_ = 0;
   std::size_t sent_[2] = {0, 0};
   std::size_t low_priority_ = 0;
+  std::vector<std::byte> transmit_buffer_ = std::vector<std::byte>(64 * 1024);
 };
 
 }  // namespace egw::tunnel::testing

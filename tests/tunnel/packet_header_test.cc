@@ -71,12 +71,13 @@ TEST(PacketHeader, SealThenOpenRecoversHeaderAndFrames) {
   TestProtection receiver(42);
   const PacketHeader header{PacketType::data, 9, 1000};
   const auto frames = bytes({0x01, 0x00, 0x00});  // PING + 2 padding
-  const auto datagram = seal_packet(sender, header, frames);
+  auto datagram = seal_packet(sender, header, frames);
   EXPECT_EQ(datagram.size(), kPacketHeaderBytes + frames.size() + 16);  // 13 + 3 + 16 = 32
-  auto opened = open_packet(receiver, datagram);
+  auto opened = open_packet(receiver, datagram);  // in place
   ASSERT_TRUE(opened);
   EXPECT_EQ(opened->header, header);
-  EXPECT_EQ(opened->payload, frames);
+  EXPECT_EQ(std::vector<std::byte>(opened->payload.begin(), opened->payload.end()), frames);
+  EXPECT_EQ(opened->payload.data(), datagram.data() + kPacketHeaderBytes);  // no copy
 }
 
 TEST(PacketHeader, HeaderIsAuthenticated) {
@@ -93,7 +94,7 @@ TEST(PacketHeader, HeaderIsAuthenticated) {
 TEST(PacketHeader, WrongKeyIsRejected) {
   TestProtection sender(1);
   TestProtection receiver(2);
-  const auto datagram = seal_packet(sender, {PacketType::data, 0, 5}, bytes({0x01}));
+  auto datagram = seal_packet(sender, {PacketType::data, 0, 5}, bytes({0x01}));
   EXPECT_FALSE(open_packet(receiver, datagram));
 }
 
