@@ -13,7 +13,7 @@
 // discarded), up to 1 ms random per-packet jitter (below the 1.2 ms
 // serialisation time: no reordering of data, but no drop-tail phase
 // effects), every stream starts at a random instant in [0, 1 s) (drawn per
-// seed), throughput counted over the steady state 5 s - 30 s (was 10-60 s
+// seed), throughput counted over the steady state 10 s - 40 s (was 10-60 s
 // in one to three runs; shortened to pay for the seeds), 20 seeds from 1,
 // each ratio asserted on the mean over seeds (ratio of the mean throughputs;
 // per-seed min/max/sd printed). Every stream is far longer than the run. The

@@ -1,9 +1,11 @@
 #include "tests/scenarios/bulk_competition.h"
 
+#include <memory>
 #include <stdexcept>
 
 #include "tests/scenarios/seed_stats.h"
 #include "tests/sim/scenario.h"
+#include "tests/sim/shaped_stream.h"
 
 namespace egw::scenarios {
 
@@ -57,6 +59,17 @@ CompetitionResult run_once(const CompetitionPath& cp, const std::vector<Competit
                              : start;
       slots.push_back({g, &s.add_bulk(pair, bulk, at)});
       start += cp.start_spacing;
+    }
+  }
+
+  std::vector<std::unique_ptr<ShapedStream>> idle;  // destroyed before `s`
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (std::size_t i = 0; i < groups[g].idle_streams; ++i) {
+      const std::size_t pair = pairs_of_group[g].front();
+      idle.push_back(std::make_unique<ShapedStream>(
+          s.loop(), ShapedStreamConfig{.port = static_cast<std::uint16_t>(7000 + i)}, s.client(pair),
+          s.server(pair)));
+      idle.back()->start_at(instant_at(ms(0)));
     }
   }
 

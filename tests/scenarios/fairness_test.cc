@@ -12,7 +12,7 @@
 // 1500-byte packets on the wire (1472-byte datagrams + 28 B IPv4/UDP),
 // NewReno everywhere, IW10, up to 1 ms random per-packet jitter (no
 // reordering, no drop-tail phase effects), every stream starts at a random
-// instant in [0, 1 s), throughput counted over the steady state 5 s - 30 s
+// instant in [0, 1 s), throughput counted over the steady state 10 s - 40 s
 // (was 10-60 s in one run; shortened to pay for the seeds), 20 seeds from 1:
 // the ratio is the mean throughputs' ratio, Jain's index the mean of the
 // per-seed indexes (min/max/sd printed). EFCM's own setup (100 Mbit/s core, 20-packet

@@ -7,6 +7,7 @@
 //   paper_experiments join web   only those whose name starts with an argument
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -68,11 +69,11 @@ const std::vector<Experiment>& experiments() {
       {"integrity", "8. Integrity under 1 % and 5 % loss with reordering",
        [] { return report_integrity_seeds(run_integrity_matrix()); }},
       {"check-aggressiveness-60s",
-       "Check: aggressiveness and fairness with the old 10-60 s window, 20 seeds",
+       "Check: aggressiveness and fairness with a 10 s warmup and a 60 s (or $EGW_HORIZON_S) horizon, 20 seeds",
        [] {
          AggressivenessParams p;
          p.path.warmup = egw::ms(10'000);
-         p.path.horizon = egw::ms(60'000);
+         p.path.horizon = egw::ms(std::getenv("EGW_HORIZON_S") ? 1000 * std::atoi(std::getenv("EGW_HORIZON_S")) : 60000);
          FairnessParams f;
          f.path = p.path;
          return report_aggressiveness(run_aggressiveness(p)) + report_fairness(run_fairness(f));
