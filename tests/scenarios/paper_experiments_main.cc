@@ -21,6 +21,11 @@
 #include "tests/scenarios/tcp_session_experiment.h"
 #include "tests/scenarios/temporal_sharing_experiment.h"
 #include "tests/scenarios/web_pages_experiment.h"
+#include "tests/scenarios/app_limited_experiment.h"
+#include "tests/scenarios/idle_members_experiment.h"
+#include "tests/scenarios/idle_restart_experiment.h"
+#include "tests/scenarios/rwnd_join_experiment.h"
+#include "tests/scenarios/temporal_sharing_iw10_experiment.h"
 
 namespace {
 
@@ -68,6 +73,16 @@ const std::vector<Experiment>& experiments() {
        [] { return report_tcp_session(run_tcp_session()); }},
       {"integrity", "8. Integrity under 1 % and 5 % loss with reordering",
        [] { return report_integrity_seeds(run_integrity_matrix()); }},
+      {"applimited", "9. Application- and receiver-limited senders: cwnd validation",
+       [] { return report_app_limited(run_app_limited()); }},
+      {"idlemembers", "10. Idle members under n_flows vs one flow",
+       [] { return report_idle_members(run_idle_members()); }},
+      {"rwndjoin", "11. Join beside a receive-window-limited long stream",
+       [] { return report_rwnd_join(run_rwnd_join()); }},
+      {"idlerestart", "12. Restart after 1 h idle inside a live ensemble",
+       [] { return report_idle_restart(run_idle_restart()); }},
+      {"temporal-iw10", "13. Temporal sharing at IW 10 (product defaults)",
+       [] { return report_temporal_sharing_iw10(run_temporal_sharing_iw10()); }},
       {"check-aggressiveness-60s",
        "Check: aggressiveness and fairness with a 10 s warmup and a 60 s (or $EGW_HORIZON_S) horizon, 20 seeds",
        [] {
@@ -108,7 +123,7 @@ int main(int argc, char** argv) {
     ++ran;
   }
   if (ran == 0) {
-    std::fprintf(stderr, "usage: %s [aggressiveness|fairness|join|web|temporal|faststart|session|integrity ...]\n",
+    std::fprintf(stderr, "usage: %s [aggressiveness|fairness|join|web|temporal|faststart|session|integrity|applimited|idlemembers|rwndjoin|idlerestart|temporal-iw10 ...]\n",
                  argv[0]);
     return 2;
   }
