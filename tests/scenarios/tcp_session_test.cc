@@ -47,6 +47,10 @@ namespace {
 // and reach 2.26-4.03 s at 6-9 pairs, where the paper's no-SACK 1998 NewReno
 // timed out. We assert what holds (>= 50 % from 10 pairs, >= 25 % from 6) and
 // report 6-9 pairs as not meeting the 50 % (see the closing note).
+// With random starts in [0, 200 ms) over 20 seeds (this test since the
+// multi-seed change) the gain shrinks to -0.5 % (6 pairs), -24 % (8) and
+// -30 % (10-12) on the mean: the old figures rested on every client starting
+// in the same instant. The assertions stay at the old bounds and fail.
 TEST(ScenarioTcpSession, SessionPagesAtLeastHalfTheTimeFromTenPairs) {
   TcpSessionParams params;
   params.include_modern = false;  // printed by paper_experiments only (CPU)
