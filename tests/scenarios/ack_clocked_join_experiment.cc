@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <random>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -237,6 +238,98 @@ std::string report_ack_clocked_join(const AckClockedJoinResult& r) {
                                static_cast<double>(*r.uncoupled.long_bytes_by_horizon) -
                            1.0));
     out << line;
+  }
+  return out.str();
+}
+
+}  // namespace egw::scenarios
+
+namespace egw::scenarios {
+
+AckClockedJoinParams with_random_starts(const AckClockedJoinParams& base, std::uint64_t seed) {
+  AckClockedJoinParams p = base;
+  p.seed = seed;
+  std::mt19937_64 rng = start_time_rng(seed);
+  p.long_start = random_offset(rng, base.long_window_from, base.start_window);
+  p.short_start = random_offset(rng, base.short_window_from, base.start_window);
+  return p;
+}
+
+AckClockedJoinSeeds run_ack_clocked_join_seeds(const AckClockedJoinParams& params, bool with_single) {
+  AckClockedJoinSeeds r;
+  r.params = params;
+  auto fct_ms = [&r](const AckClockedJoinRun& run, SeedStats& into) {
+    if (run.short_fct) {
+      into.add(ms_of(*run.short_fct));
+    } else {
+      ++r.unfinished_short;
+    }
+  };
+  for (std::size_t i = 0; i < params.seeds; ++i) {
+    AckClockedJoinResult x;
+    x.params = with_random_starts(params, params.seed + i);
+    using V = AckClockedJoinVariant;
+    for (V v : kAckClockedJoinVariants) {
+      if (v == V::single_ack_clocked && !with_single) continue;
+      x.run(v) = run_ack_clocked_join_variant(x.params, v, v == V::ack_clocked || v == V::no_join);
+      r.mismatches += x.run(v).mismatches;
+    }
+    fct_ms(x.ack_clocked, r.ack_fct_ms);
+    fct_ms(x.uncoupled, r.uncoupled_fct_ms);
+    fct_ms(x.immediate, r.immediate_fct_ms);
+    if (with_single) fct_ms(x.single_ack_clocked, r.single_fct_ms);
+    if (const auto red = x.fct_reduction()) r.fct_reduction.add(*red);
+    if (const auto cost = x.long_cost()) r.long_cost.add(*cost);
+    r.ack_drops_in_window.add(static_cast<double>(x.ack_clocked.drops_in_window));
+    r.ack_max_queue_in_window.add(static_cast<double>(x.ack_clocked.max_queue_in_window));
+    r.immediate_drops_in_window.add(static_cast<double>(x.immediate.drops_in_window));
+    r.immediate_max_queue_in_window.add(static_cast<double>(x.immediate.max_queue_in_window));
+    r.runs.push_back(std::move(x));
+  }
+  for (SeedStats* st : {&r.ack_fct_ms, &r.uncoupled_fct_ms, &r.immediate_fct_ms, &r.single_fct_ms,
+                        &r.fct_reduction, &r.ack_drops_in_window, &r.ack_max_queue_in_window,
+                        &r.immediate_drops_in_window, &r.immediate_max_queue_in_window,
+                        &r.long_cost}) {
+    st->finish();
+  }
+  return r;
+}
+
+std::string report_ack_clocked_join_seeds(const AckClockedJoinSeeds& r) {
+  const AckClockedJoinParams& p = r.params;
+  std::ostringstream out;
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "ACK-clocked join (seed 003 Algorithm 1), %zu seeds: long %llu B starting in "
+                "[%.1f, %.1f) s, short %llu B in [%.1f, %.1f) s, horizon %.0f s, IW %u, %s, %s\n",
+                r.runs.size(), static_cast<unsigned long long>(p.long_bytes),
+                to_seconds(p.long_window_from), to_seconds(p.long_window_from + p.start_window),
+                static_cast<unsigned long long>(p.short_bytes), to_seconds(p.short_window_from),
+                to_seconds(p.short_window_from + p.start_window), to_seconds(p.horizon),
+                p.initial_window_packets,
+                p.law == congestion::WindowLawKind::cubic ? "CUBIC" : "NewReno",
+                p.coupling == CouplingMode::n_flows ? "n_flows" : "single");
+  out << line;
+  if (!r.runs.empty()) out << "  " << r.runs.front().ack_clocked.describe << " (first seed)\n";
+  out << "  short FCT ack_clocked  " << format_stats(r.ack_fct_ms, 1.0, "ms", 0) << "\n";
+  out << "  short FCT uncoupled    " << format_stats(r.uncoupled_fct_ms, 1.0, "ms", 0) << "\n";
+  out << "  short FCT immediate    " << format_stats(r.immediate_fct_ms, 1.0, "ms", 0) << "\n";
+  if (r.single_fct_ms.n() > 0) {
+    out << "  short FCT single+ack   " << format_stats(r.single_fct_ms, 1.0, "ms", 0) << "\n";
+  }
+  out << "  FCT reduction ack_clocked vs uncoupled " << format_stats(r.fct_reduction, 100.0, "%", 1)
+      << "  (criterion: mean >= 40 %; paper Fig. 2: > 40 %)\n";
+  out << "  first RTT after join, ack_clocked: drops " << format_stats(r.ack_drops_in_window, 1.0, "", 1)
+      << ", max queue " << format_stats(r.ack_max_queue_in_window, 1.0, "", 1) << " of "
+      << p.queue_limit_packets << "\n";
+  out << "  first RTT after join, immediate:   drops "
+      << format_stats(r.immediate_drops_in_window, 1.0, "", 1) << ", max queue "
+      << format_stats(r.immediate_max_queue_in_window, 1.0, "", 1) << "\n";
+  out << "  long stream cost by " << to_seconds(p.horizon) << " s " << format_stats(r.long_cost, 100.0, "%", 2)
+      << "  (criterion: mean <= 2 %; paper: FCT changed <= 0.66 %; the short stream's own bytes are ~0.9 %)\n";
+  if (r.unfinished_short > 0 || r.mismatches > 0) {
+    out << "  UNFINISHED short streams " << r.unfinished_short << ", content mismatches " << r.mismatches
+        << "\n";
   }
   return out.str();
 }

@@ -29,6 +29,7 @@
 
 #include "common/units.h"
 #include "congestion/ensemble.h"
+#include "tests/scenarios/seed_stats.h"
 
 namespace egw::sim {}
 namespace egw::scenarios {
@@ -55,7 +56,18 @@ struct AckClockedJoinParams {
   // seed 003 couples flows "as aggressive as n flows" (ctrlTCP, like EFCM).
   congestion::CouplingMode coupling = congestion::CouplingMode::n_flows;
   std::uint64_t seed = 1;
+  // Multi-seed runs (the paper: 10 runs with random start times, the long
+  // flow within the first second, the short one within the sixth): seed k
+  // draws long_start from [long_window_from, + start_window) and
+  // short_start from [short_window_from, + start_window).
+  std::size_t seeds = 20;
+  Duration long_window_from = ms(0);
+  Duration short_window_from = ms(5'000);
+  Duration start_window = ms(1'000);
 };
+
+// `base` with seed `seed` and its random start times.
+AckClockedJoinParams with_random_starts(const AckClockedJoinParams& base, std::uint64_t seed);
 
 enum class AckClockedJoinVariant { ack_clocked, immediate, uncoupled, no_join, single_ack_clocked };
 inline constexpr AckClockedJoinVariant kAckClockedJoinVariants[] = {
@@ -108,5 +120,22 @@ struct AckClockedJoinResult {
 // variants one by one and stop early where they may).
 AckClockedJoinResult run_ack_clocked_join(const AckClockedJoinParams& params = {});
 std::string report_ack_clocked_join(const AckClockedJoinResult& result);
+
+// params.seeds seeds from params.seed, random start times each. Per seed:
+// ack_clocked and no_join to the horizon (criterion (c)), immediate and
+// uncoupled (and single, when asked) until the short stream completed.
+struct AckClockedJoinSeeds {
+  AckClockedJoinParams params;
+  std::vector<AckClockedJoinResult> runs;  // one per seed; params hold its start times
+  SeedStats ack_fct_ms, uncoupled_fct_ms, immediate_fct_ms, single_fct_ms;
+  SeedStats fct_reduction;  // 1 - ack / uncoupled, per seed
+  SeedStats ack_drops_in_window, ack_max_queue_in_window;
+  SeedStats immediate_drops_in_window, immediate_max_queue_in_window;
+  SeedStats long_cost;  // 1 - long bytes by horizon with / without join, per seed
+  std::uint64_t mismatches = 0;
+  std::size_t unfinished_short = 0;  // short streams that did not complete (must be 0)
+};
+AckClockedJoinSeeds run_ack_clocked_join_seeds(const AckClockedJoinParams& params, bool with_single);
+std::string report_ack_clocked_join_seeds(const AckClockedJoinSeeds& result);
 
 }  // namespace egw::scenarios

@@ -10,6 +10,10 @@ double AggressivenessResult::bundle_to_flow_ratio(const CompetitionResult& r) {
   return flow > 0.0 ? r.groups.at(0).total_bits_per_second / flow : 0.0;
 }
 
+SeedStats AggressivenessResult::run_ratio_stats(const CompetitionResult& r) {
+  return seed_stats(run_ratios(r, 0, 1));
+}
+
 CompetitionResult run_bundle_vs_one_flow(const AggressivenessParams& p,
                                          congestion::CouplingMode coupling, std::size_t runs) {
   CompetitionPath path = p.path;
@@ -41,11 +45,7 @@ std::string report_bundle_vs_one_flow(const CompetitionResult& r, const char* cr
       std::snprintf(line, sizeof line, " %.3f", bps / 1e6);
       out << line;
     }
-    out << "  runs:";
-    for (double bps : g.run_total_bits_per_second) {
-      std::snprintf(line, sizeof line, " %.3f", bps / 1e6);
-      out << line;
-    }
+    out << "  per run: " << format_stats(seed_stats(g.run_total_bits_per_second), 1e-6, "Mbit/s", 3);
     out << "  (decreases " << g.loss_rounds << ", RTOs " << g.rto_count << ")\n";
   }
   std::snprintf(line, sizeof line,
@@ -53,13 +53,16 @@ std::string report_bundle_vs_one_flow(const CompetitionResult& r, const char* cr
                 AggressivenessResult::bundle_to_flow_ratio(r), criterion,
                 static_cast<unsigned long long>(r.bottleneck_drops), r.bottleneck_utilization);
   out << line;
+  out << "  per-run ratio: " << format_stats(AggressivenessResult::run_ratio_stats(r), 1.0, "", 3)
+      << "\n";
   return out.str();
 }
 
 std::string report_aggressiveness(const AggressivenessResult& r) {
   std::ostringstream out;
   out << "Aggressiveness (issue 2 s5 item 1): " << r.params.bundle_streams
-      << " bulk streams vs one NewReno flow, steady state " << to_seconds(r.params.path.warmup)
+      << " bulk streams vs one NewReno flow, random starts in the first "
+      << to_seconds(r.params.path.start_spread) << " s, steady state " << to_seconds(r.params.path.warmup)
       << "-" << to_seconds(r.params.path.horizon) << " s\n";
   out << " coupled (`single` ensemble):\n" << report_bundle_vs_one_flow(r.coupled, "0.75-1.33");
   out << " uncoupled (`none` bundle):\n" << report_bundle_vs_one_flow(r.uncoupled, ">= 2.5");

@@ -1,8 +1,11 @@
 #include "tests/scenarios/bulk_competition.h"
 
+#include <memory>
 #include <stdexcept>
 
+#include "tests/scenarios/seed_stats.h"
 #include "tests/sim/scenario.h"
+#include "tests/sim/shaped_stream.h"
 
 namespace egw::scenarios {
 
@@ -38,6 +41,7 @@ CompetitionResult run_once(const CompetitionPath& cp, const std::vector<Competit
   std::vector<StreamSlot> slots;
   std::vector<std::vector<std::size_t>> pairs_of_group(groups.size());
   Instant start = instant_at(ms(0));
+  std::mt19937_64 start_rng = start_time_rng(seed);
   for (std::size_t g = 0; g < groups.size(); ++g) {
     PairConfig pc;
     pc.coupling = groups[g].coupling;
@@ -50,8 +54,22 @@ CompetitionResult run_once(const CompetitionPath& cp, const std::vector<Competit
         pair = s.add_pair(pc);
         pairs_of_group[g].push_back(pair);
       }
-      slots.push_back({g, &s.add_bulk(pair, bulk, start)});
+      const Instant at = cp.start_spread.count() > 0
+                             ? instant_at(random_offset(start_rng, ms(0), cp.start_spread))
+                             : start;
+      slots.push_back({g, &s.add_bulk(pair, bulk, at)});
       start += cp.start_spacing;
+    }
+  }
+
+  std::vector<std::unique_ptr<ShapedStream>> idle;  // destroyed before `s`
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (std::size_t i = 0; i < groups[g].idle_streams; ++i) {
+      const std::size_t pair = pairs_of_group[g].front();
+      idle.push_back(std::make_unique<ShapedStream>(
+          s.loop(), ShapedStreamConfig{.port = static_cast<std::uint16_t>(7000 + i)}, s.client(pair),
+          s.server(pair)));
+      idle.back()->start_at(instant_at(ms(0)));
     }
   }
 
@@ -78,6 +96,7 @@ CompetitionResult run_once(const CompetitionPath& cp, const std::vector<Competit
   }
   for (std::size_t g = 0; g < groups.size(); ++g) {
     r.groups[g].run_total_bits_per_second.push_back(r.groups[g].total_bits_per_second);
+    r.groups[g].run_stream_bits_per_second.push_back(r.groups[g].stream_bits_per_second);
     for (std::size_t pair : pairs_of_group[g]) {
       const auto st = s.server(pair).connection().stats().ensemble;
       r.groups[g].loss_rounds += st.loss_rounds;
@@ -106,6 +125,9 @@ void accumulate(CompetitionResult& a, const CompetitionResult& b) {
     x.run_total_bits_per_second.insert(x.run_total_bits_per_second.end(),
                                        y.run_total_bits_per_second.begin(),
                                        y.run_total_bits_per_second.end());
+    x.run_stream_bits_per_second.insert(x.run_stream_bits_per_second.end(),
+                                        y.run_stream_bits_per_second.begin(),
+                                        y.run_stream_bits_per_second.end());
     x.loss_rounds += y.loss_rounds;
     x.rto_count += y.rto_count;
     x.mismatches += y.mismatches;
@@ -114,6 +136,14 @@ void accumulate(CompetitionResult& a, const CompetitionResult& b) {
 }
 
 }  // namespace
+
+std::vector<double> run_ratios(const CompetitionResult& r, std::size_t a, std::size_t b) {
+  std::vector<double> out;
+  const auto& x = r.groups.at(a).run_total_bits_per_second;
+  const auto& y = r.groups.at(b).run_total_bits_per_second;
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) out.push_back(y[i] > 0.0 ? x[i] / y[i] : 0.0);
+  return out;
+}
 
 double jain_index(const std::vector<double>& values) {
   if (values.empty()) return 0.0;

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "tests/scenarios/bulk_competition.h"
+#include "tests/scenarios/seed_stats.h"
 
 namespace egw::sim {}
 namespace egw::scenarios {
@@ -36,6 +37,10 @@ struct FairnessResult {
   double ratio() const;               // ensemble total / independent flows' total
   double jain_ensemble() const;       // among the ensemble's members
   double jain_independent() const;    // among the independent flows
+  // Over seeds: per-run ratio, per-run Jain's index of each group.
+  SeedStats ratio_stats() const;
+  SeedStats jain_ensemble_stats() const;
+  SeedStats jain_independent_stats() const;
 };
 
 FairnessResult run_fairness(const FairnessParams& params = {});

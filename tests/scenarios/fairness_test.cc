@@ -11,9 +11,11 @@
 // drop-tail queue of 83 packets = 1 BDP (10^7 * 0.1 / (1500 * 8) = 83.3),
 // 1500-byte packets on the wire (1472-byte datagrams + 28 B IPv4/UDP),
 // NewReno everywhere, IW10, up to 1 ms random per-packet jitter (no
-// reordering, no drop-tail phase effects), streams start 100 ms apart from
-// t = 0 (ensemble first), throughput counted over the steady state
-// 10 s - 60 s, one run, seed 1. EFCM's own setup (100 Mbit/s core, 20-packet
+// reordering, no drop-tail phase effects), every stream starts at a random
+// instant in [0, 1 s), throughput counted over the steady state 10 s - 40 s
+// (was 10-60 s in one run; shortened to pay for the seeds), 20 seeds from 1:
+// the ratio is the mean throughputs' ratio, Jain's index the mean of the
+// per-seed indexes (min/max/sd printed). EFCM's own setup (100 Mbit/s core, 20-packet
 // queues, WWW background) is not reproduced; its fairness numbers are
 // printed for comparison.
 #include <chrono>
@@ -48,7 +50,7 @@ TEST(ScenarioFairness, NFlowsEnsembleOfFourMatchesFourFlowsAndSharesFairly) {
   EXPECT_LE(r.ratio(), 1.33);
   // Criterion 2b: Jain's index among the ensemble's 4 members >= 0.99
   // (EFCM: 0.9977 coupled vs 0.8112 uncoupled).
-  EXPECT_GE(r.jain_ensemble(), 0.99);
+  EXPECT_GE(r.jain_ensemble_stats().mean, 0.99);
   // Not asserted (printed): Jain among the independent flows; with 50 s of
   // long flows at one RTT it is high too (0.97-0.999 over seeds), unlike
   // EFCM's short WWW transfers over a lossy last hop.

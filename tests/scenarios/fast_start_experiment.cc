@@ -171,6 +171,16 @@ double FastStartResult::reduction(FastStartLoad load, FastStartVariant variant) 
   return base <= 0.0 ? 0.0 : 1.0 - to_seconds(at(load, variant).mean_second_burst) / base;
 }
 
+SeedStats FastStartResult::reduction_stats(FastStartLoad load, FastStartVariant variant) const {
+  const auto& base = at(load, FastStartVariant::newreno).second_burst_times;
+  const auto& v = at(load, variant).second_burst_times;
+  SeedStats s;
+  for (std::size_t i = 0; i < base.size() && i < v.size(); ++i) {
+    s.add(1.0 - to_seconds(v[i]) / to_seconds(base[i]));
+  }
+  return s.finish();
+}
+
 FastStartResult run_fast_start(const FastStartParams& params) {
   FastStartResult result;
   result.params = params;
@@ -201,6 +211,8 @@ FastStartResult run_fast_start(const FastStartParams& params) {
         }
       }
       c.mean_second_burst = mean(c.second_burst_times);
+      for (Duration d : c.second_burst_times) c.second_burst_s.add(to_seconds(d));
+      c.second_burst_s.finish();
       c.mean_first_burst = mean(firsts);
       result.cases.push_back(std::move(c));
     }
@@ -241,6 +253,18 @@ std::string report_fast_start(const FastStartResult& r) {
                   static_cast<unsigned long long>(c.low_priority_dropped),
                   static_cast<unsigned long long>(c.normal_dropped));
     out << line;
+  }
+  out << "  2nd burst over seeds (mean, min, max, sd), and per-seed change vs newreno:\n";
+  for (const auto& c : r.cases) {
+    out << "  " << name(c.load) << " " << name(c.variant) << ": "
+        << format_stats(c.second_burst_s, 1e3, "ms", 0);
+    if (c.variant != FastStartVariant::newreno) {
+      SeedStats change = r.reduction_stats(c.load, c.variant);
+      for (double& x : change.values) x = -x;
+      change.finish();
+      out << "; change " << format_stats(change, 100.0, "%", 1);
+    }
+    out << "\n";
   }
   std::snprintf(line, sizeof line,
                 "  light: %d cross flow(s) throughout; heavy: none in the first burst, %d "

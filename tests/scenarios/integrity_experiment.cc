@@ -32,13 +32,17 @@ IntegrityResult run_integrity(const IntegrityParams& p) {
 
   std::vector<BulkTransfer*> bulks;
   Instant start = instant_at(ms(0));
+  std::mt19937_64 start_rng = start_time_rng(p.seed);
   for (std::size_t i = 0; i < p.stream_bytes.size(); ++i) {
     BulkConfig c;
     c.bytes = p.stream_bytes[i];
     c.direction = i % 2 == 0 ? BulkConfig::Direction::server_to_client
                              : BulkConfig::Direction::client_to_server;
     c.port = static_cast<std::uint16_t>(5001 + i);
-    bulks.push_back(&s.add_bulk(pair, c, start));
+    const Instant at = p.start_spread.count() > 0
+                           ? instant_at(random_offset(start_rng, ms(0), p.start_spread))
+                           : start;
+    bulks.push_back(&s.add_bulk(pair, c, at));
     start += p.start_spacing;
   }
 
@@ -74,6 +78,47 @@ IntegrityResult run_integrity(const IntegrityParams& p) {
   }
   r.events = s.loop().events_run();
   return r;
+}
+
+IntegritySeeds run_integrity_seeds(const IntegrityParams& params, std::size_t seeds) {
+  IntegritySeeds r;
+  r.params = params;
+  if (r.params.start_spread.count() == 0) r.params.start_spread = ms(1'000);
+  for (std::size_t i = 0; i < seeds; ++i) {
+    IntegrityParams p = r.params;
+    p.seed = r.params.seed + i;
+    r.runs.push_back(run_integrity(p));
+    const IntegrityResult& x = r.runs.back();
+    if (x.intact()) ++r.intact_runs;
+    r.finished_s.add(to_seconds(x.finished_at.time_since_epoch()));
+    r.retransmitted_kb.add(static_cast<double>(x.retransmitted_bytes) / 1e3);
+    r.random_drops.add(static_cast<double>(x.random_drops_forward + x.random_drops_reverse));
+  }
+  r.finished_s.finish();
+  r.retransmitted_kb.finish();
+  r.random_drops.finish();
+  return r;
+}
+
+std::string report_integrity_seeds(const std::vector<IntegritySeeds>& cases) {
+  std::ostringstream out;
+  out << "Integrity (issue 2 s5 item 8) over seeds: 8 concurrent streams, 4 each way, random "
+         "starts in [0, 1 s), loss both directions, jitter 0-5 ms (reordering)\n";
+  for (const IntegritySeeds& c : cases) {
+    const char* coupling = c.params.coupling == congestion::CouplingMode::single  ? "single"
+                           : c.params.coupling == congestion::CouplingMode::none ? "none"
+                                                                                  : "n_flows";
+    char line[160];
+    std::snprintf(line, sizeof line, "  loss %.0f %%, coupling %-7s intact in %zu of %zu seeds\n",
+                  100.0 * c.params.loss_probability, coupling, c.intact_runs, c.runs.size());
+    out << line << "    done at " << format_stats(c.finished_s, 1.0, "s", 2)
+        << "\n    random drops " << format_stats(c.random_drops, 1.0, "", 0)
+        << "\n    retransmitted " << format_stats(c.retransmitted_kb, 1.0, "kB", 0) << "\n";
+    for (const IntegrityResult& r : c.runs) {
+      if (!r.intact()) out << "    NOT INTACT: " << r.describe << "\n";
+    }
+  }
+  return out.str();
 }
 
 std::string report_integrity(const std::vector<IntegrityResult>& results) {

@@ -22,6 +22,7 @@
 
 #include "common/units.h"
 #include "congestion/ensemble.h"
+#include "tests/scenarios/seed_stats.h"
 
 namespace egw::sim {}
 namespace egw::scenarios {
@@ -42,6 +43,9 @@ struct IntegrityParams {
   std::vector<ByteCount> stream_bytes = {200'000, 700'000, 2'000'000, 1'300'000,
                                          950'000, 450'000, 1'100'000, 1'700'000};
   Duration start_spacing = ms(100);
+  // > 0: stream i instead starts at a random instant in [0, start_spread),
+  // drawn from the seed (the multi-seed runs use 1 s).
+  Duration start_spread = ms(0);
   Duration deadline = ms(600'000);  // simulated; a stall fails the run
   std::uint64_t seed = 1;
 };
@@ -76,5 +80,18 @@ struct IntegrityResult {
 
 IntegrityResult run_integrity(const IntegrityParams& params);
 std::string report_integrity(const std::vector<IntegrityResult>& results);
+
+// The same case over `seeds` seeds (params.seed, +1, ...), each with random
+// start times in [0, start_spread) (1 s when params.start_spread is 0).
+struct IntegritySeeds {
+  IntegrityParams params;
+  std::vector<IntegrityResult> runs;
+  std::size_t intact_runs = 0;
+  SeedStats finished_s;         // when the last stream completed
+  SeedStats retransmitted_kb;   // both ends
+  SeedStats random_drops;       // both directions
+};
+IntegritySeeds run_integrity_seeds(const IntegrityParams& params, std::size_t seeds);
+std::string report_integrity_seeds(const std::vector<IntegritySeeds>& cases);
 
 }  // namespace egw::scenarios

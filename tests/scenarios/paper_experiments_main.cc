@@ -7,6 +7,7 @@
 //   paper_experiments join web   only those whose name starts with an argument
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,11 @@
 #include "tests/scenarios/tcp_session_experiment.h"
 #include "tests/scenarios/temporal_sharing_experiment.h"
 #include "tests/scenarios/web_pages_experiment.h"
+#include "tests/scenarios/app_limited_experiment.h"
+#include "tests/scenarios/idle_members_experiment.h"
+#include "tests/scenarios/idle_restart_experiment.h"
+#include "tests/scenarios/rwnd_join_experiment.h"
+#include "tests/scenarios/temporal_sharing_iw10_experiment.h"
 
 namespace {
 
@@ -29,15 +35,20 @@ struct Experiment {
   std::string_view name;
   std::string_view title;
   std::function<std::string()> run_and_report;
+  bool only_when_named = false;  // long checks: not part of the default run
 };
 
-std::vector<IntegrityResult> run_integrity_matrix() {
-  std::vector<IntegrityResult> results;
+std::vector<IntegritySeeds> run_integrity_matrix() {
+  std::vector<IntegritySeeds> results;
   for (double loss : {0.01, 0.05}) {
     IntegrityParams p;
     p.loss_probability = loss;
-    results.push_back(run_integrity(p));
+    results.push_back(run_integrity_seeds(p, 20));
   }
+  IntegrityParams none;
+  none.loss_probability = 0.05;
+  none.coupling = egw::congestion::CouplingMode::none;
+  results.push_back(run_integrity_seeds(none, 20));
   return results;
 }
 
@@ -48,7 +59,10 @@ const std::vector<Experiment>& experiments() {
       {"fairness", "2. n_flows ensemble of 4 vs 4 flows, Jain's index (EFCM)",
        [] { return report_fairness(run_fairness()); }},
       {"join", "3. ACK-clocked join (seed 003, Algorithm 1)",
-       [] { return report_ack_clocked_join(run_ack_clocked_join()); }},
+       [] {
+         return report_ack_clocked_join(run_ack_clocked_join()) +
+                report_ack_clocked_join_seeds(run_ack_clocked_join_seeds(AckClockedJoinParams{}, true));
+       }},
       {"web", "4. E-TCP web pages: preempt ensemble vs Reno bundle",
        [] { return report_web_pages(run_web_pages(WebPagesParams{})); }},
       {"temporal", "5. Temporal sharing: the same page again after 5 s idle (E-TCP)",
@@ -58,7 +72,28 @@ const std::vector<Experiment>& experiments() {
       {"session", "7. TCP session: 1-12 client/server pairs, 4 x 10 KB pages",
        [] { return report_tcp_session(run_tcp_session()); }},
       {"integrity", "8. Integrity under 1 % and 5 % loss with reordering",
-       [] { return report_integrity(run_integrity_matrix()); }},
+       [] { return report_integrity_seeds(run_integrity_matrix()); }},
+      {"applimited", "9. Application- and receiver-limited senders: cwnd validation",
+       [] { return report_app_limited(run_app_limited()); }},
+      {"idlemembers", "10. Idle members under n_flows vs one flow",
+       [] { return report_idle_members(run_idle_members()); }},
+      {"rwndjoin", "11. Join beside a receive-window-limited long stream",
+       [] { return report_rwnd_join(run_rwnd_join()); }},
+      {"idlerestart", "12. Restart after 1 h idle inside a live ensemble",
+       [] { return report_idle_restart(run_idle_restart()); }},
+      {"temporal-iw10", "13. Temporal sharing at IW 10 (product defaults)",
+       [] { return report_temporal_sharing_iw10(run_temporal_sharing_iw10()); }},
+      {"check-aggressiveness-60s",
+       "Check: aggressiveness and fairness with a 10 s warmup and a 60 s (or $EGW_HORIZON_S) horizon, 20 seeds",
+       [] {
+         AggressivenessParams p;
+         p.path.warmup = egw::ms(10'000);
+         p.path.horizon = egw::ms(std::getenv("EGW_HORIZON_S") ? 1000 * std::atoi(std::getenv("EGW_HORIZON_S")) : 60000);
+         FairnessParams f;
+         f.path = p.path;
+         return report_aggressiveness(run_aggressiveness(p)) + report_fairness(run_fairness(f));
+       },
+       true},
   };
   return all;
 }
@@ -77,6 +112,7 @@ int main(int argc, char** argv) {
   int ran = 0;
   for (const Experiment& e : experiments()) {
     if (!selected(e.name, argc, argv)) continue;
+    if (e.only_when_named && argc <= 1) continue;
     const auto start = std::chrono::steady_clock::now();
     std::printf("=== %.*s\n", static_cast<int>(e.title.size()), e.title.data());
     std::fflush(stdout);
@@ -87,7 +123,7 @@ int main(int argc, char** argv) {
     ++ran;
   }
   if (ran == 0) {
-    std::fprintf(stderr, "usage: %s [aggressiveness|fairness|join|web|temporal|faststart|session|integrity ...]\n",
+    std::fprintf(stderr, "usage: %s [aggressiveness|fairness|join|web|temporal|faststart|session|integrity|applimited|idlemembers|rwndjoin|idlerestart|temporal-iw10 ...]\n",
                  argv[0]);
     return 2;
   }

@@ -50,7 +50,7 @@ RunTotals run_once(const TcpSessionParams& p, bool era, std::size_t pairs, Coupl
     };
   }
 
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = start_time_rng(seed);
   const auto spread_us = static_cast<std::uint64_t>(p.start_spread.count());
   std::vector<std::vector<BulkTransfer*>> pages(pairs);
   std::vector<std::size_t> pair_ids;
@@ -99,8 +99,10 @@ std::vector<TcpSessionPoint> sweep(const TcpSessionParams& params, bool era, std
     point.pairs = n;
     for (CouplingMode mode : {CouplingMode::single, CouplingMode::none}) {
       RunTotals sum;
+      SeedStats& per_run = mode == CouplingMode::single ? point.page_session_s : point.page_indep_s;
       for (std::size_t run = 0; run < runs; ++run) {
         const RunTotals t = run_once(params, era, n, mode, params.seed + run, describe);
+        per_run.add(to_seconds(t.page_time_sum) / static_cast<double>(n));
         sum.page_time_sum += t.page_time_sum;
         sum.lost += t.lost;
         sum.rto += t.rto;
@@ -110,15 +112,21 @@ std::vector<TcpSessionPoint> sweep(const TcpSessionParams& params, bool era, std
       (session ? point.mean_page_session : point.mean_page_indep) = mean;
       (session ? point.lost_session : point.lost_indep) = sum.lost;
       (session ? point.rto_session : point.rto_indep) = sum.rto;
+      per_run.finish();
     }
+    for (std::size_t i = 0; i < point.page_session_s.n(); ++i) {
+      point.run_reduction.add(1.0 - point.page_session_s.values[i] / point.page_indep_s.values[i]);
+    }
+    point.run_reduction.finish();
     points.push_back(point);
   }
   return points;
 }
 
 void print_points(std::ostringstream& out, const std::vector<TcpSessionPoint>& points) {
-  char line[200];
-  out << "  pairs  session page  indep page  session vs indep  lost s/i    RTOs s/i\n";
+  char line[240];
+  out << "  pairs  session page  indep page  session vs indep  lost s/i    RTOs s/i   "
+         "per-seed change: mean [min, max] sd\n";
   for (const auto& pt : points) {
     std::snprintf(line, sizeof line,
                   "  %5zu  %10.3f s  %8.3f s  %+14.1f %%  %4llu/%-4llu  %4llu/%-4llu\n", pt.pairs,
@@ -127,7 +135,12 @@ void print_points(std::ostringstream& out, const std::vector<TcpSessionPoint>& p
                   static_cast<unsigned long long>(pt.lost_indep),
                   static_cast<unsigned long long>(pt.rto_session),
                   static_cast<unsigned long long>(pt.rto_indep));
-    out << line;
+    std::string l(line);
+    l.pop_back();  // the newline
+    std::snprintf(line, sizeof line, "  %+6.1f %% [%+6.1f, %+6.1f] %4.1f\n", -100.0 * pt.run_reduction.mean,
+                  -100.0 * pt.run_reduction.max, -100.0 * pt.run_reduction.min,
+                  100.0 * pt.run_reduction.stddev);
+    out << l << line;
   }
 }
 
@@ -147,9 +160,10 @@ std::string report_tcp_session(const TcpSessionResult& r) {
   char line[200];
   std::snprintf(line, sizeof line,
                 "TCP session (seed 004 section 6.3, Figure 8): page of %zu x %.0f KB, IW %u "
-                "packet(s), mean of %zu run(s)\n",
+                "packet(s), pairs start at random in [0, %.0f ms), mean of %zu seed(s)\n",
                 p.objects_per_page, static_cast<double>(p.object_bytes) / 1024.0,
-                p.initial_window_packets, std::max<std::size_t>(p.runs, 1));
+                p.initial_window_packets, to_seconds(p.start_spread) * 1e3,
+                std::max<std::size_t>(p.runs, 1));
   out << line << "  " << r.describe << "\n";
   std::snprintf(line, sizeof line,
                 "  paper-era loss recovery: RTO %.0f s before any sample, floor %.0f ms, no time "

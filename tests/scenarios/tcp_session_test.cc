@@ -10,8 +10,10 @@
 //    buffer of 20 packets; 1 KB packets (our datagram is 1024 bytes + 28
 //    bytes IPv4/UDP on the wire), as in the Figure 1 topology;
 //  - N = 1 .. 12 client/server pairs (PathConfig.max_pairs = 12); every pair
-//    fetches one page of 4 concurrent 10 KB transfers, all pairs at t = 0
-//    ("at the same time"; no randomness, so one run); mean page time over pairs;
+//    fetches one page of 4 concurrent 10 KB transfers, each pair starting at
+//    a random moment in [0, 200 ms) ("at the same time"; all at exactly t = 0
+//    was one trajectory that depended on that instant); mean page time over
+//    pairs, then the mean over 20 seeds (asserted), min/max/sd printed;
 //  - session: one `single` ensemble per pair; indep: coupling `none`, four
 //    independent controllers per pair. Both NewReno, fair scheduling;
 //  - initial window 1 packet for the session's window and for each
@@ -45,8 +47,14 @@ namespace {
 // and reach 2.26-4.03 s at 6-9 pairs, where the paper's no-SACK 1998 NewReno
 // timed out. We assert what holds (>= 50 % from 10 pairs, >= 25 % from 6) and
 // report 6-9 pairs as not meeting the 50 % (see the closing note).
+// With random starts in [0, 200 ms) over 20 seeds (this test since the
+// multi-seed change) the gain shrinks to -0.5 % (6 pairs), -24 % (8) and
+// -30 % (10-12) on the mean: the old figures rested on every client starting
+// in the same instant. The assertions stay at the old bounds and fail.
 TEST(ScenarioTcpSession, SessionPagesAtLeastHalfTheTimeFromTenPairs) {
-  const TcpSessionResult r = run_tcp_session();
+  TcpSessionParams params;
+  params.include_modern = false;  // printed by paper_experiments only (CPU)
+  const TcpSessionResult r = run_tcp_session(params);
   std::cout << report_tcp_session(r);
   ASSERT_EQ(r.points.size(), 12u);
   for (const auto& pt : r.points) {
