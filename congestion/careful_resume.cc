@@ -36,13 +36,14 @@ std::optional<CarefulResume::Outcome> CarefulResume::on_rtt_sample(Duration samp
   phase_ = Phase::unvalidated;
   jump_bytes_ = jump;
   cwnd_before_jump_ = cwnd_bytes;
-  budget_bytes_ = jump;  // the whole jump window is paced and marked
+  budget_bytes_ = jump - cwnd_bytes;
+  clocked_window_bytes_ = cwnd_bytes;
   pacing_period_ = sample;
   return Outcome{jump_bytes_, kInfiniteSsthresh};
 }
 
-void CarefulResume::on_sent(PacketNumber number, ByteCount bytes) {
-  if (!sending_unvalidated()) return;
+void CarefulResume::on_sent(PacketNumber number, ByteCount bytes, bool extra) {
+  if (!unvalidated() || !extra) return;
   budget_bytes_ -= std::min(budget_bytes_, bytes);
   last_unvalidated_ = number;
 }
@@ -51,18 +52,20 @@ std::optional<CarefulResume::Outcome> CarefulResume::on_acked(
     ByteCount acked_bytes, std::optional<PacketNumber> smallest_outstanding) {
   if (!unvalidated()) return std::nullopt;
   acked_bytes_ += acked_bytes;
-  if (!last_unvalidated_) return std::nullopt;  // nothing sent yet
-  const bool unvalidated_outstanding =
-      smallest_outstanding && *smallest_outstanding <= *last_unvalidated_;
+  // Slow start would have grown by every acked byte.
+  clocked_window_bytes_ = std::min(jump_bytes_, clocked_window_bytes_ + acked_bytes);
+  const bool unvalidated_outstanding = last_unvalidated_ && smallest_outstanding &&
+                                       *smallest_outstanding <= *last_unvalidated_;
   if (unvalidated_outstanding) return std::nullopt;
-  if (budget_bytes_ == 0) {
+  if (budget_bytes_ == 0 || clocked_window_bytes_ >= jump_bytes_) {
+    // The extra went through (or slow start caught up): the jump holds.
     phase_ = Phase::validated;
-    return Outcome{std::max(jump_bytes_, acked_bytes_), saved_ssthresh_bytes_};
+    return Outcome{jump_bytes_, saved_ssthresh_bytes_};
   }
   if (!smallest_outstanding) {
-    // Ran out of data before the jump was used: only what was acked is proven.
+    // Ran out of data before the jump was used: only the clocked window is proven.
     phase_ = Phase::validated;
-    return Outcome{std::max(cwnd_before_jump_, acked_bytes_), saved_ssthresh_bytes_};
+    return Outcome{clocked_window_bytes_, saved_ssthresh_bytes_};
   }
   return std::nullopt;
 }
@@ -74,7 +77,7 @@ std::optional<CarefulResume::Outcome> CarefulResume::on_lost() {
   }
   if (!unvalidated()) return std::nullopt;
   phase_ = Phase::fallback;
-  return Outcome{initial_window_bytes_, kInfiniteSsthresh};
+  return Outcome{std::max(initial_window_bytes_, cwnd_before_jump_), kInfiniteSsthresh};
 }
 
 }  // namespace egw::congestion

@@ -14,20 +14,24 @@
 //        |   no jump ([inactive]); jump <= cwnd already: nothing to gain
 //        v
 //   UNVALIDATED: cwnd = jump = max(cwnd, saved.cwnd / 2), ssthresh infinite;
-//    - the next `jump` bytes sent are the unvalidated window: marked low
-//      priority (DSCP LE) and paced over one RTT (the sample);
-//    - acks do not grow cwnd, they are counted (acked_bytes);
-//    - no loss round is charged for losses in this phase.
+//    - the clocked window starts at the cwnd reconnaissance reached and
+//      grows by every acked byte, as slow start would: packets within it
+//      leave on the ACK clock, unmarked, so the resume is never slower than
+//      slow start would have been;
+//    - packets beyond it (the extra `jump - cwnd before` bytes at most) are
+//      the unvalidated part: marked low priority (DSCP LE) and paced at one
+//      jump window per RTT (the sample);
+//    - acks do not grow cwnd beyond the jump; no loss round is charged for
+//      losses in this phase.
 //        |                         |
 //        | every unvalidated       | any loss, or an RTO: the cached state
 //        | packet acked, no loss   | was wrong, not the path congested (TCP
 //        v                         v fast start 3.4.4, "without penalty")
 //   VALIDATED:                   FALLBACK:
-//   cwnd = max(jump, acked),     cwnd = initial window, ssthresh infinite.
-//   ssthresh = saved ssthresh    The other lost packets of the jump belong
-//   (ran out of data first:      to the same (uncharged) round.
-//   cwnd = max(cwnd before the
-//   jump, acked)).
+//   cwnd = jump,                 cwnd = the cwnd reconnaissance proved,
+//   ssthresh = saved ssthresh    ssthresh infinite. The other lost packets
+//   (ran out of data first:      of the phase belong to the same
+//   cwnd = the clocked window).  (uncharged) round.
 //
 // A loss in reconnaissance ends the resume (normal recovery follows).
 // This class is the phase bookkeeping only; the Ensemble applies its
@@ -52,8 +56,12 @@ class CarefulResume {
   Phase phase() const { return phase_; }
   bool reconnaissance() const { return phase_ == Phase::reconnaissance; }
   bool unvalidated() const { return phase_ == Phase::unvalidated; }
-  // The next packet sent still belongs to the unvalidated window.
-  bool sending_unvalidated() const { return unvalidated() && budget_bytes_ > 0; }
+  // Is a packet of `bytes` sent with `flight_bytes` already in flight part of
+  // the unvalidated (paced, marked) extra, rather than of the clocked window?
+  bool is_extra(ByteCount flight_bytes, ByteCount bytes) const {
+    return unvalidated() && budget_bytes_ > 0 && flight_bytes + bytes > clocked_window_bytes_;
+  }
+  ByteCount clocked_window_bytes() const { return clocked_window_bytes_; }
   ByteCount jump_bytes() const { return jump_bytes_; }
   // ssthresh to adopt once validated (the saved one; infinite if none).
   ByteCount saved_ssthresh_bytes() const { return saved_ssthresh_bytes_; }
@@ -70,7 +78,8 @@ class CarefulResume {
   // passes and the jump is above `cwnd_bytes`; otherwise the resume ends.
   std::optional<Outcome> on_rtt_sample(Duration sample, ByteCount cwnd_bytes);
 
-  void on_sent(PacketNumber number, ByteCount bytes);
+  // Every packet sent while unvalidated; `extra` as is_extra() said.
+  void on_sent(PacketNumber number, ByteCount bytes, bool extra);
   // Count acknowledged bytes. Then, with the smallest packet number still
   // outstanding (if any), decide whether the window is validated.
   std::optional<Outcome> on_acked(ByteCount acked_bytes,
@@ -88,7 +97,8 @@ class CarefulResume {
   ByteCount jump_bytes_ = 0;
   ByteCount cwnd_before_jump_ = 0;
   Duration pacing_period_{0};
-  ByteCount budget_bytes_ = 0;  // unvalidated bytes not sent yet
+  ByteCount budget_bytes_ = 0;  // extra (unvalidated) bytes not sent yet
+  ByteCount clocked_window_bytes_ = 0;
   std::optional<PacketNumber> last_unvalidated_;
   ByteCount acked_bytes_ = 0;
 };

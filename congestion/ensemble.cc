@@ -306,8 +306,8 @@ Ensemble::Impl::Gate Ensemble::Impl::gate(const Domain& d, const JoinState* join
   auto hold = [&](Instant release) {
     if (release > now) g.paced_until = g.paced_until ? std::max(*g.paced_until, release) : release;
   };
-  if (d.resume && d.resume->sending_unvalidated()) {
-    hold(d.pacer.next_release(now, resume_interval(d)));
+  if (d.resume && d.resume->is_extra(flight, config.max_datagram_bytes)) {
+    hold(d.pacer.next_release(now, resume_interval(d)));  // beyond the ACK clock
   }
   if (join && join->clocked() && join->credit == 0) {
     hold(join->last_release + join->release_interval);  // the timer fallback
@@ -683,11 +683,11 @@ std::optional<MemberId> Ensemble::pick_sender(Instant now) {
   });
 }
 
-void Ensemble::on_packet_sent(const SentPacket& packet) {
+bool Ensemble::on_packet_sent(const SentPacket& packet) {
   Impl& m = *impl_;
   ++m.packets_sent;
-  if (!packet.ack_eliciting) return;
-  if (m.largest_sent && packet.number <= *m.largest_sent) return;  // numbers must increase
+  if (!packet.ack_eliciting) return false;
+  if (m.largest_sent && packet.number <= *m.largest_sent) return false;  // numbers must increase
   m.largest_sent = packet.number;
   const Instant now = packet.sent_time;
   Domain& d = m.domain_for(packet.member);
@@ -700,14 +700,13 @@ void Ensemble::on_packet_sent(const SentPacket& packet) {
     }
     d.rto_armed_at = now;  // RFC 6298 5.1
   }
+  const bool extra = d.resume && d.resume->is_extra(d.sent.bytes_in_flight(), packet.bytes);
   d.sent.on_sent(packet);
   d.recovery_send_pending = false;
   if (d.prr) d.prr->on_sent(packet.bytes);
   if (d.hystart) d.hystart->on_packet_sent(packet.number);
-  if (d.resume && d.resume->sending_unvalidated()) {
-    d.pacer.on_sent(now, m.resume_interval(d));
-    d.resume->on_sent(packet.number, packet.bytes);
-  }
+  if (extra) d.pacer.on_sent(now, m.resume_interval(d));
+  if (d.resume) d.resume->on_sent(packet.number, packet.bytes, extra);
 
   auto member = m.members.find(packet.member);
   if (member != m.members.end()) {
@@ -730,12 +729,14 @@ void Ensemble::on_packet_sent(const SentPacket& packet) {
     }
   }
   m.scheduler.on_sent(packet.member);  // unknown ids (control) are ignored
+  return extra && m.config.resume.mark_low_priority;
 }
 
 bool Ensemble::low_priority() const {
   const Impl& m = *impl_;
-  return m.config.resume.mark_low_priority && m.shared->resume &&
-         m.shared->resume->sending_unvalidated();
+  const Domain& d = *m.shared;
+  return m.config.resume.mark_low_priority && d.resume &&
+         d.resume->is_extra(d.sent.bytes_in_flight(), m.config.max_datagram_bytes);
 }
 
 const AckOutcome& Ensemble::on_ack(std::span<const AckedRange> ranges, Duration ack_delay,

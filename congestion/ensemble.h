@@ -104,9 +104,10 @@ class Ensemble {
   std::optional<MemberId> pick_sender(Instant now);
   // Packet numbers must increase in send order (never reused); a packet whose
   // number does not is counted but not tracked.
-  void on_packet_sent(const SentPacket& packet);
-  // True while packets belong to an unvalidated resumed window: the driver
-  // marks them DSCP LE so routers that honour it drop them first.
+  // Returns whether this packet is part of an unvalidated resumed window:
+  // the driver marks it DSCP LE so routers that honour it drop it first.
+  bool on_packet_sent(const SentPacket& packet);
+  // Would a packet sent now be marked (see on_packet_sent)?
   bool low_priority() const;
 
   // Feedback. Ranges may come in any order; packet numbers this ensemble did

@@ -80,8 +80,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   Transmit t{seal(buffer, w.written()), false};
   if (eliciting) {
     const congestion::MemberId charged = entry.chunk_count > 0 ? entry.stream_id : kControlMember;
-    ensemble->on_packet_sent({number, charged, t.bytes, now, true});
-    t.low_priority = ensemble->low_priority();
+    t.low_priority = ensemble->on_packet_sent({number, charged, t.bytes, now, true});
     entry.state = SentState::in_flight;
     // RFC 9000 section 10.1: the first ack-eliciting packet after a receipt
     // also restarts the idle timer.

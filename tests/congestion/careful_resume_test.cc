@@ -25,13 +25,16 @@ CarefulResume jumped(ByteCount cwnd, ByteCount ssthresh) {
 TEST(CarefulResume, StartsInReconnaissanceAndJumpsAfterTheRttCheck) {
   CarefulResume cr(saved(48000, 30000), 12000);
   EXPECT_TRUE(cr.reconnaissance());
-  EXPECT_FALSE(cr.sending_unvalidated());  // nothing beyond the initial window yet
+  EXPECT_FALSE(cr.is_extra(12000, 1200));  // nothing beyond the initial window yet
   const auto jump = cr.on_rtt_sample(ms(100), 12000);
   ASSERT_TRUE(jump);
   EXPECT_EQ(jump->cwnd_bytes, 24000u);  // 48000 / 2
   EXPECT_EQ(jump->ssthresh_bytes, kInfiniteSsthresh);
   EXPECT_TRUE(cr.unvalidated());
-  EXPECT_TRUE(cr.sending_unvalidated());
+  // The clocked window is what reconnaissance reached; beyond it, the extra.
+  EXPECT_EQ(cr.clocked_window_bytes(), 12000u);
+  EXPECT_FALSE(cr.is_extra(10800, 1200));
+  EXPECT_TRUE(cr.is_extra(12000, 1200));
   EXPECT_EQ(cr.pacing_period(), ms(100));  // paced over the sample that passed
 }
 
@@ -60,20 +63,22 @@ TEST(CarefulResume, NoResumeWhenHalfIsNotAboveTheInitialWindow) {
 
 TEST(CarefulResume, ValidatedWhenTheWholeUnvalidatedPartIsAcked) {
   CarefulResume cr = jumped(48000, 30000);
-  // The unvalidated window: the whole jump, 24000 = 20 packets.
-  for (PacketNumber n = 1; n <= 20; ++n) cr.on_sent(n, 1200);
-  EXPECT_FALSE(cr.sending_unvalidated());
+  // 10 packets on the ACK clock, then the extra 24000 - 12000 = 10 packets.
+  for (PacketNumber n = 1; n <= 10; ++n) cr.on_sent(n, 1200, false);
+  for (PacketNumber n = 11; n <= 20; ++n) cr.on_sent(n, 1200, true);
+  EXPECT_FALSE(cr.is_extra(24000, 1200));  // the extra is used up
   EXPECT_FALSE(cr.on_acked(6000, PacketNumber{6}));  // 6..20 outstanding
+  EXPECT_EQ(cr.clocked_window_bytes(), 18000u);       // slow start's growth
   auto done = cr.on_acked(18000, std::nullopt);
   ASSERT_TRUE(done);
-  EXPECT_EQ(done->cwnd_bytes, 24000u);  // max(jump 24000, acked 24000)
+  EXPECT_EQ(done->cwnd_bytes, 24000u);  // the jump
   EXPECT_EQ(done->ssthresh_bytes, 30000u);
   EXPECT_EQ(cr.phase(), CarefulResume::Phase::validated);
 }
 
 TEST(CarefulResume, LossInTheUnvalidatedPhaseFallsBackToAFreshFlow) {
   CarefulResume cr = jumped(48000, 30000);
-  cr.on_sent(1, 1200);
+  cr.on_sent(1, 1200, false);
   auto back = cr.on_lost();
   ASSERT_TRUE(back);
   EXPECT_EQ(back->cwnd_bytes, 12000u);
@@ -91,10 +96,10 @@ TEST(CarefulResume, LossInReconnaissanceEndsTheResumeWithNothingToUndo) {
 
 TEST(CarefulResume, AppLimitedValidatesOnlyWhatWasAcked) {
   CarefulResume cr = jumped(48000, 30000);
-  for (PacketNumber n = 1; n <= 5; ++n) cr.on_sent(n, 1200);  // 6000 of 24000
+  for (PacketNumber n = 1; n <= 5; ++n) cr.on_sent(n, 1200, false);  // no extra used
   auto done = cr.on_acked(6000, std::nullopt);
   ASSERT_TRUE(done);
-  EXPECT_EQ(done->cwnd_bytes, 12000u);  // max(cwnd before the jump 12000, acked 6000)
+  EXPECT_EQ(done->cwnd_bytes, 18000u);  // the clocked window: 12000 + 6000 acked
 }
 
 }  // namespace

@@ -46,9 +46,11 @@ TEST(EnsembleIdle, RestartAfterMoreThanAnRtoIsACarefulResume) {
   h.now += ms(100);
   h.ack_range(first, first + 9);  // RTT 100 ms passes the check
   EXPECT_EQ(h.cwnd(), 48000u);     // at most half the old window
+  // Slow start's 20 on the ACK clock, unmarked; of the extra 20, marked and
+  // paced, one burst of 2 now, then bursts 5 ms apart.
+  EXPECT_EQ(h.fill(A), 20 + 2);
+  EXPECT_EQ(h.marked, 2);
   EXPECT_TRUE(h.ensemble.low_priority());
-  // Paced: one burst of 2 now, the rest 100 ms / 20 = 5 ms apart.
-  EXPECT_EQ(h.fill(A), 2);
   const auto release = h.ensemble.next_pacing_release(h.now);
   ASSERT_TRUE(release);
   EXPECT_EQ(*release - h.now, ms(5));

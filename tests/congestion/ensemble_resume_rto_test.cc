@@ -31,38 +31,29 @@ TEST(EnsembleResumeRto, TimeoutOfTheUnvalidatedWindowFallsBackWithoutPenalty) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   pass_reconnaissance(h, A);
-  int sent = 0;
-  while (h.ensemble.low_priority() && sent < 100) {
-    if (auto r = h.ensemble.next_pacing_release(h.now)) h.now = *r;
-    h.send(A);
-    ++sent;
-  }
-  ASSERT_EQ(sent, 40);  // 96000 / 2 / 1200
+  ASSERT_EQ(h.fill_paced(A), 40);  // 96000 / 2 / 1200: 20 clocked, 20 extra
   // Nothing comes back (every low-priority packet dropped, or a stale srtt).
   const auto out = fire_rto(h);
   EXPECT_TRUE(out.rto_fired);
   EXPECT_EQ(out.lost.size(), 40u);
   const auto st = h.stats();
   EXPECT_EQ(st.rto_count, 1u);
-  EXPECT_EQ(st.cwnd_bytes, 12000u);                 // a fresh flow's 10 x 1200
+  EXPECT_EQ(st.cwnd_bytes, 24000u);                 // what reconnaissance proved
   EXPECT_EQ(st.ssthresh_bytes, kInfiniteSsthresh);  // not FlightSize / 2 = 24000
   EXPECT_EQ(st.loss_rounds, 0u);
   EXPECT_FALSE(h.ensemble.low_priority());
   // Slow start from there: a full window acked doubles it.
-  EXPECT_EQ(h.fill(A), 10);
+  EXPECT_EQ(h.fill(A), 20);
   h.now += ms(100);
-  h.ack_range(51, 60);
-  EXPECT_EQ(h.cwnd(), 24000u);
+  h.ack_range(51, 70);
+  EXPECT_EQ(h.cwnd(), 48000u);
 }
 
 TEST(EnsembleResumeRto, TimeoutAfterValidationIsAnOrdinaryRto) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   pass_reconnaissance(h, A);
-  while (h.ensemble.low_priority()) {
-    if (auto r = h.ensemble.next_pacing_release(h.now)) h.now = *r;
-    h.send(A);
-  }
+  ASSERT_EQ(h.fill_paced(A), 40);
   h.now += ms(100);
   h.ack_range(11, 50);  // validated: cwnd 48000, ssthresh 60000
   ASSERT_EQ(h.cwnd(), 48000u);

@@ -5,7 +5,9 @@
 //   t = 0      reconnaissance: the initial window, 10 packets, unmarked
 //   t = 100 ms their acks: RTT 100 ms passes the check (45..900 ms); slow
 //              start reached 24000, the jump is max(24000, 96000 / 2) = 48000
-//   then       40 packets paced over 100 ms, marked low priority (DSCP LE)
+//   then       20 packets on the ACK clock, unmarked (what slow start would
+//              send), and the extra 20 paced at 48000 per 100 ms, marked
+//              low priority (DSCP LE)
 #include <gtest/gtest.h>
 
 #include "congestion/ensemble.h"
@@ -26,20 +28,6 @@ constexpr MemberId A = 1;
 
 PathState cached() { return testing::cached_path(); }
 
-// Sends the unvalidated window as fast as the pacer allows; checks marking.
-int send_unvalidated_window(Harness& h) {
-  int sent = 0;
-  while (h.ensemble.low_priority()) {
-    if (auto r = h.ensemble.next_pacing_release(h.now)) h.now = *r;
-    EXPECT_TRUE(h.ensemble.can_send(A, h.now));
-    h.send(A);
-    ++sent;
-    EXPECT_LE(h.flight(), 48000u);  // never more than half the saved cwnd
-    if (sent > 100) break;
-  }
-  return sent;
-}
-
 TEST(EnsembleResume, StartsAsAFreshFlowWithTheCachedRtt) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
@@ -58,7 +46,7 @@ TEST(EnsembleResume, JumpsToHalfTheCachedWindowAfterTheRttCheck) {
   pass_reconnaissance(h, A);
   EXPECT_EQ(h.cwnd(), 48000u);  // slow start alone: 24000
   EXPECT_EQ(h.stats().ssthresh_bytes, kInfiniteSsthresh);
-  EXPECT_TRUE(h.ensemble.low_priority());
+  EXPECT_FALSE(h.ensemble.low_priority());  // first the ACK-clocked part
 }
 
 TEST(EnsembleResume, NoJumpWhenTheRttCheckFails) {
@@ -71,20 +59,24 @@ TEST(EnsembleResume, NoJumpWhenTheRttCheckFails) {
   EXPECT_FALSE(h.ensemble.low_priority());
 }
 
-TEST(EnsembleResume, UnvalidatedWindowIsPacedOverOneRtt) {
+TEST(EnsembleResume, ExtraBeyondSlowStartIsPacedAndMarked) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   pass_reconnaissance(h, A);
   const Instant start = h.now;
-  EXPECT_EQ(h.fill(A), 2);  // one burst
+  // Slow start's window at once and unmarked, then one burst of the extra.
+  EXPECT_EQ(h.fill(A), 20 + 2);
+  EXPECT_EQ(h.marked, 2);
+  EXPECT_TRUE(h.ensemble.low_priority());
   const auto release = h.ensemble.next_pacing_release(h.now);
   ASSERT_TRUE(release);
-  // 40 packets in bursts of 2 over the 100 ms sample: a burst every 5 ms.
+  // The jump window's rate: 40 packets in bursts of 2 per 100 ms, 5 ms apart.
   EXPECT_EQ(*release, h.now + burst_interval_for(48000, ms(100), 2, kMss));
   EXPECT_EQ(*release, h.now + ms(5));
-  EXPECT_EQ(send_unvalidated_window(h), 38);  // 40 in all
-  EXPECT_EQ(h.now, start + ms(95));           // the 20th burst at 95 ms < RTT
-  EXPECT_FALSE(h.ensemble.low_priority());    // the jump is used up
+  EXPECT_EQ(h.fill_paced(A), 18);  // the other 9 bursts
+  EXPECT_EQ(h.marked, 20);
+  EXPECT_EQ(h.now, start + ms(45));
+  EXPECT_FALSE(h.ensemble.low_priority());      // the extra is used up
   EXPECT_FALSE(h.ensemble.can_send(A, h.now));  // and the window is full
 }
 
@@ -92,13 +84,13 @@ TEST(EnsembleResume, ValidatedWhenTheJumpIsAckedWithoutLoss) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   pass_reconnaissance(h, A);
-  ASSERT_EQ(send_unvalidated_window(h), 40);  // packets 11..50
+  ASSERT_EQ(h.fill_paced(A), 40);  // packets 11..50
   h.now += ms(100);
   h.ack_range(11, 30);
   EXPECT_EQ(h.cwnd(), 48000u);  // acks do not grow an unvalidated window
   h.ack_range(31, 50);
   const auto st = h.stats();
-  EXPECT_EQ(st.cwnd_bytes, 48000u);       // max(jump 48000, acked 48000)
+  EXPECT_EQ(st.cwnd_bytes, 48000u);       // the jump holds
   EXPECT_EQ(st.ssthresh_bytes, 60000u);   // the saved ssthresh
   EXPECT_EQ(st.loss_rounds, 0u);
   EXPECT_FALSE(h.ensemble.low_priority());
@@ -109,21 +101,21 @@ TEST(EnsembleResume, ValidatedWhenTheJumpIsAckedWithoutLoss) {
   EXPECT_EQ(h.cwnd(), 60000u);  // 48000 + 12000 reaches ssthresh; CA needs 60000 more
 }
 
-TEST(EnsembleResume, LossFallsBackToSlowStartWithoutPenalty) {
+TEST(EnsembleResume, LossFallsBackWithoutPenalty) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   pass_reconnaissance(h, A);
-  ASSERT_EQ(send_unvalidated_window(h), 40);  // packets 11..50
+  ASSERT_EQ(h.fill_paced(A), 40);  // packets 11..50
   h.now += ms(100);
   const auto out = h.ack_range(15, 50);
   EXPECT_EQ(numbers(out.lost), (std::vector<PacketNumber>{11, 12, 13, 14}));
   const auto st = h.stats();
-  EXPECT_EQ(st.cwnd_bytes, 12000u);                 // a fresh flow's initial window
+  EXPECT_EQ(st.cwnd_bytes, 24000u);                 // what reconnaissance proved
   EXPECT_EQ(st.ssthresh_bytes, kInfiniteSsthresh);  // no decrease charged
   EXPECT_EQ(st.loss_rounds, 0u);
   EXPECT_EQ(st.packets_lost, 4u);
   EXPECT_FALSE(h.ensemble.low_priority());
-  EXPECT_EQ(h.fill(A), 10);
+  EXPECT_EQ(h.fill(A), 20);
 }
 
 TEST(EnsembleResume, LossInReconnaissanceIsAnOrdinaryLossRound) {
@@ -163,7 +155,7 @@ TEST(EnsembleResume, AnUnvalidatedJumpIsNotObservedAsReliable) {
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   pass_reconnaissance(h, A);
   EXPECT_TRUE(h.ensemble.observe(h.now).window_unreliable);  // a claim, not knowledge
-  send_unvalidated_window(h);
+  h.fill_paced(A);
   h.now += ms(100);
   h.ack_range(11, 50);
   const PathObservation o = h.ensemble.observe(h.now);

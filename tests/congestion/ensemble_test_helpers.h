@@ -28,7 +28,8 @@ struct Harness {
 
   PacketNumber send(MemberId member, ByteCount bytes = kMss) {
     const SentPacket p{next_number++, member, bytes, now, true};
-    ensemble.on_packet_sent(p);
+    last_marked = ensemble.on_packet_sent(p);
+    if (last_marked) ++marked;
     return p.number;
   }
   // Send from `member` while the gate allows; returns how many were sent.
@@ -58,9 +59,28 @@ struct Harness {
   ByteCount cwnd() const { return ensemble.stats().cwnd_bytes; }
   ByteCount flight() const { return ensemble.stats().bytes_in_flight; }
 
+  // Sends while the window allows, waiting for the pacer whenever only
+  // pacing holds a packet back; returns how many were sent.
+  int fill_paced(MemberId member, int at_most = 1000) {
+    int sent = 0;
+    while (sent < at_most) {
+      if (!ensemble.can_send(member, now)) {
+        const auto release = ensemble.next_pacing_release(now);
+        if (!release) break;
+        now = *release;
+        continue;
+      }
+      send(member);
+      ++sent;
+    }
+    return sent;
+  }
+
   Instant now;
   Ensemble ensemble;
   PacketNumber next_number = 1;
+  bool last_marked = false;  // the last packet sent is DSCP LE
+  int marked = 0;            // packets marked so far
 };
 
 inline std::vector<PacketNumber> numbers(const std::vector<SentPacket>& v) {
