@@ -13,7 +13,8 @@ constexpr std::int64_t kRttCheckLowDivisor = 2;
 constexpr std::int64_t kRttCheckHighFactor = 10;
 }  // namespace
 
-CarefulResume::CarefulResume(const PathState& saved, ByteCount initial_window_bytes)
+CarefulResume::CarefulResume(const PathState& saved, ByteCount initial_window_bytes,
+                             bool rtt_check_first)
     : initial_window_bytes_(initial_window_bytes),
       saved_cwnd_bytes_(saved.cwnd_bytes),
       saved_ssthresh_bytes_(saved.ssthresh_bytes == 0 ? kInfiniteSsthresh : saved.ssthresh_bytes),
@@ -21,6 +22,7 @@ CarefulResume::CarefulResume(const PathState& saved, ByteCount initial_window_by
   // Without an RTT there is nothing to check nor to pace over: no jump.
   if (saved.cwnd_bytes / 2 <= initial_window_bytes || saved_rtt_ <= Duration{0}) return;
   phase_ = Phase::reconnaissance;
+  if (!rtt_check_first) on_rtt_sample(saved.srtt, initial_window_bytes);  // no check: jump now
 }
 
 std::optional<CarefulResume::Outcome> CarefulResume::on_rtt_sample(Duration sample,

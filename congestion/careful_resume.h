@@ -5,8 +5,8 @@
 // A cached window is a claim to be checked, not a fact:
 //
 //   start(saved) -- saved.cwnd / 2 <= initial window, or no RTT --> [inactive]
-//        |
-//        v
+//        |         (rtt_check_first false: straight to UNVALIDATED, paced
+//        v          over the saved srtt, from the initial window)
 //   RECONNAISSANCE: the ensemble sends as a fresh flow (initial window,
 //        |          normal slow start) until the first RTT sample of this
 //        |          busy period arrives; then the RTT check (draft 4.3):
@@ -50,8 +50,11 @@ class CarefulResume {
  public:
   enum class Phase { inactive, reconnaissance, unvalidated, validated, fallback };
 
-  // `initial_window_bytes` is what a fresh ensemble would start with.
-  CarefulResume(const PathState& saved, ByteCount initial_window_bytes);
+  // `initial_window_bytes` is what a fresh ensemble would start with. With
+  // `rtt_check_first` false there is no reconnaissance: the jump is taken at
+  // once from the initial window, paced over the saved srtt (TCP fast start).
+  CarefulResume(const PathState& saved, ByteCount initial_window_bytes,
+                bool rtt_check_first = true);
 
   Phase phase() const { return phase_; }
   bool reconnaissance() const { return phase_ == Phase::reconnaissance; }

@@ -43,6 +43,13 @@ struct PacingConfig {
 struct ResumeConfig {
   bool enabled = true;
   bool mark_low_priority = true;  // DSCP LE (RFC 8622) on unvalidated packets
+  // draft-ietf-tsvwg-careful-resume: jump only after the first RTT sample of
+  // the busy period confirms the saved RTT (reconnaissance). false is TCP
+  // fast start and E-TCP as published: jump at once, on the saved RTT (the
+  // papers' experiments run this way). It costs one round trip at the
+  // initial window, so at IW 10 it gains little on paths whose BDP slow
+  // start reaches in a round trip or two.
+  bool rtt_check_first = true;
   // A window idle longer than this is not resumed at all (restart from the
   // initial window), inside a live ensemble as across ensembles (where the
   // temporal cache's lifetime says the same).

@@ -3,8 +3,7 @@
 //
 //   H (html): |==== 10 packets in flight (cwnd 12000) ====| still has data
 //   I (image) joins: share = 12000 * 3 / (12 + 3) tickets = 2400 bytes = 2 packets
-//   While the join runs each ack frees one slot (the increase is held); every
-//   slot goes to H while H has data; I's share is used only once H has
+//   Every slot goes to H while H has data; I's share is used only once H has
 //   nothing to send.
 #include <vector>
 
@@ -38,17 +37,17 @@ TEST(EnsemblePreemptJoin, ClockedJoinerDoesNotOvertakeThePreemptingClass) {
   std::vector<MemberId> picks;
   for (PacketNumber acked = 1; acked <= 8; ++acked) {
     h.now += ms(10);
-    h.ack_range(acked, acked);  // one slot: the increase is held for the join
+    h.ack_range(acked, acked);  // slow start: 2 slots per ack
     while (auto m = h.pick(has_data, {H, I})) {
       picks.push_back(*m);
       h.send(*m);
       if (*m == H) --html_data_left;
     }
   }
-  // 8 acks free 8 slots: the first 6 are H's (all its data), then I's 2.
-  ASSERT_EQ(picks.size(), 8u);
+  // The first 6 slots are H's (all its data), only then I's share.
+  ASSERT_GE(picks.size(), 8u);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(picks[i], H) << "pick " << i;
-  for (int i = 6; i < 8; ++i) EXPECT_EQ(picks[i], I) << "pick " << i;
+  for (std::size_t i = 6; i < picks.size(); ++i) EXPECT_EQ(picks[i], I) << "pick " << i;
 }
 
 TEST(EnsemblePreemptJoin, HtmlJoinerStillGetsItsClockedSlots) {
@@ -64,14 +63,16 @@ TEST(EnsemblePreemptJoin, HtmlJoinerStillGetsItsClockedSlots) {
   h.ensemble.set_backlogged(H, true, h.now);
   const auto always = [](MemberId) { return true; };
   h.now += ms(10);
-  h.ack_range(1, 1);  // frees 1 slot (the increase is held for the join)
-  // share = 12000 * 12 / 24 = 6000 bytes = 5 clocked packets: the slot is H2's.
+  h.ack_range(1, 1);  // slow start: frees 2 slots
+  // share = 12000 * 12 / 24 = 6000 bytes = 5 clocked packets: the released
+  // slot is H2's, the growth slot goes by stride.
   std::vector<MemberId> picks;
   while (auto m = h.pick(always, {H, H2})) {
     picks.push_back(*m);
     h.send(*m);
   }
-  EXPECT_EQ(picks, (std::vector<MemberId>{H2}));
+  ASSERT_EQ(picks.size(), 2u);
+  EXPECT_EQ(picks.front(), H2);
 }
 
 }  // namespace

@@ -28,16 +28,33 @@ constexpr MemberId A = 1;
 
 PathState cached() { return testing::cached_path(); }
 
-TEST(EnsembleResume, StartsAsAFreshFlowWithTheCachedRtt) {
+TEST(EnsembleResume, StartsAsAFreshFlow) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   const auto st = h.stats();
   EXPECT_TRUE(st.resumed);
   EXPECT_EQ(st.cwnd_bytes, 12000u);  // reconnaissance: the initial window
-  EXPECT_EQ(st.srtt, ms(100));       // seeded: no 333 ms guess
-  EXPECT_EQ(st.min_rtt, ms(90));
+  // The saved RTT is only compared with the first sample: the timer runs on
+  // RFC 6298's initial RTT, so a path that got slower causes no spurious RTO.
+  EXPECT_EQ(st.srtt, ms(333));
   EXPECT_FALSE(h.ensemble.low_priority());
   EXPECT_EQ(h.fill(A), 10);  // not paced, not marked
+}
+
+TEST(EnsembleResume, WithoutTheRttCheckTheJumpIsTakenAtOnce) {
+  // TCP fast start as published (and the papers' experiments): the saved
+  // state is trusted at once; the part beyond the initial window is paced
+  // over the saved srtt and marked.
+  auto config = test_config();
+  config.resume.rtt_check_first = false;
+  Harness h(config, cached());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  EXPECT_EQ(h.cwnd(), 48000u);
+  EXPECT_EQ(h.stats().srtt, ms(100));  // seeded
+  EXPECT_EQ(h.fill(A), 10 + 2);        // the initial window, then one paced burst
+  EXPECT_EQ(h.marked, 2);
+  EXPECT_EQ(h.fill_paced(A), 28);      // 40 in all
+  EXPECT_EQ(h.marked, 30);
 }
 
 TEST(EnsembleResume, JumpsToHalfTheCachedWindowAfterTheRttCheck) {
@@ -130,14 +147,13 @@ TEST(EnsembleResume, LossInReconnaissanceIsAnOrdinaryLossRound) {
   EXPECT_FALSE(h.ensemble.low_priority());
 }
 
-TEST(EnsembleResume, SmallCachedWindowOnlySeedsTheRtt) {
+TEST(EnsembleResume, SmallCachedWindowIsNoResume) {
   PathState small = cached();
   small.cwnd_bytes = 20000;  // half is 10000 < initial window 12000
   Harness h(test_config(), small);
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   EXPECT_EQ(h.cwnd(), 12000u);
   EXPECT_FALSE(h.ensemble.low_priority());
-  EXPECT_EQ(h.stats().srtt, ms(100));
   EXPECT_EQ(h.fill(A), 10);  // not paced
 }
 

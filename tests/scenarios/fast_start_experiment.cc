@@ -94,6 +94,9 @@ RunOutcome run_once(const FastStartParams& p, FastStartLoad load, FastStartVaria
   PairConfig bursty;
   bursty.initial_window_packets = p.initial_window_packets;
   if (variant != FastStartVariant::newreno) bursty.server_cache = &cache;
+  bursty.customize = [&p](tunnel::ConnectionConfig& c) {
+    c.ensemble.resume.rtt_check_first = p.resume_rtt_check_first;
+  };
   const std::size_t pair = s.add_pair(bursty);
   const BulkConfig burst{.bytes = p.burst_bytes, .port = 6001};
 

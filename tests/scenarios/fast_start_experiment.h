@@ -42,6 +42,9 @@ struct FastStartParams {
   Duration idle = ms(20'000);
   // Paper era (ns-2, 1998): one segment; see fast_start_test.cc.
   std::uint32_t initial_window_packets = 1;
+  // TCP fast start as published: the cached window is used at once, with no
+  // careful-resume RTT check first (the product default checks).
+  bool resume_rtt_check_first = false;
   // The cross traffic's maximum window (the paper's 8 KB for the 50 ms link:
   // "a single such connection is able to use approximately 40 % of the link
   // bandwidth"), emulated by the receiver's stream flow-control window. Our

@@ -82,7 +82,10 @@ const std::vector<Experiment>& experiments() {
       {"idlerestart", "12. Restart after 1 h idle inside a live ensemble",
        [] { return report_idle_restart(run_idle_restart()); }},
       {"temporal-iw10", "13. Temporal sharing at IW 10 (product defaults)",
-       [] { return report_temporal_sharing_iw10(run_temporal_sharing_iw10()); }},
+       [] {
+         return report_temporal_sharing_iw10(run_temporal_sharing_iw10(true)) +
+                report_temporal_sharing_iw10(run_temporal_sharing_iw10(false));
+       }},
       {"check-aggressiveness-60s",
        "Check: aggressiveness and fairness with a 10 s warmup and a 60 s (or $EGW_HORIZON_S) horizon, 20 seeds",
        [] {

@@ -28,6 +28,9 @@
 namespace egw::scenarios {
 
 struct TemporalSharingParams {
+  // E-TCP's temporal sharing as published reuses the cached state at once
+  // (no careful-resume RTT check first); the IW 10 variant sets it back.
+  TemporalSharingParams() { web.resume_rtt_check_first = false; }
   WebPagesParams web;  // network, client, pages; `variants` is not used
   Duration idle = ms(5'000);
 };

@@ -33,9 +33,11 @@ struct TemporalSharingIw10Result {
   std::vector<TemporalSharingIw10Page> pages;
 };
 
-TemporalSharingParams temporal_sharing_iw10_params();
+// Product defaults (IW 10, careful resume with its RTT check); without the
+// check the cached window is used at once, as the papers did.
+TemporalSharingParams temporal_sharing_iw10_params(bool rtt_check_first = true);
 Duration html_lower_bound(const WebPagesParams& web, EtcpPage page);
-TemporalSharingIw10Result run_temporal_sharing_iw10();
+TemporalSharingIw10Result run_temporal_sharing_iw10(bool rtt_check_first = true);
 std::string report_temporal_sharing_iw10(const TemporalSharingIw10Result& result);
 
 }  // namespace egw::scenarios
