@@ -36,6 +36,9 @@ Outcome run_once(const RwndJoinParams& p, congestion::CouplingMode coupling, std
   sim::PairConfig pc;
   pc.coupling = coupling;
   pc.initial_window_packets = p.initial_window_packets;
+  pc.customize = [&p](tunnel::ConnectionConfig& c) {
+    c.stream_receive_window_bytes = p.stream_window_bytes;
+  };
   const std::size_t pair = s.add_pair(pc);
 
   sim::ShapedStream long_stream(s.loop(),
@@ -113,15 +116,16 @@ std::string report_rwnd_join(const RwndJoinResult& r) {
       << p.seeds << " seeds\n";
   out << "  long " << p.long_bytes / 1'000'000 << " MB from [0, 1) s, its reader "
       << p.long_read_bytes / 1024 << " KB every " << to_seconds(p.long_read_period) * 1e3
-      << " ms (1 MB stream window); short " << p.short_bytes / 1000
+      << " ms (" << p.stream_window_bytes / 1024 << " KB stream windows); short "
+      << p.short_bytes / 1000
       << " KB joins in [5, 6) s; IW " << p.initial_window_packets << ", NewReno\n";
   for (const RwndJoinVariant* v : {&r.coupled, &r.uncoupled}) {
     out << "  " << v->name << ":\n"
         << "    short FCT " << format_stats(v->fct_ms, 1.0, "ms", 0) << "\n"
         << "    max packets at one instant (join..done) " << format_stats(v->max_at_one_instant, 1.0, "", 1)
-        << "  (goal for the ack_clocked join: <= 2)\n"
+        << "  (both streams; coupled < half of uncoupled)\n"
         << "    drops in the first RTT " << format_stats(v->drops_first_rtt, 1.0, "", 1)
-        << "  (goal: 0), max queue " << format_stats(v->max_queue_first_rtt, 1.0, "", 1) << " of "
+        << "  (coupled: at most 1), max queue " << format_stats(v->max_queue_first_rtt, 1.0, "", 1) << " of "
         << p.queue_limit_packets << "\n"
         << "    drops until the short stream completed " << format_stats(v->drops_until_done, 1.0, "", 1)
         << "\n    sender packets in the second before the join (long stream) "

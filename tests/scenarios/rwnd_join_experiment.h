@@ -7,18 +7,20 @@
 //                            <=== reverse: the same (ACKs, MAX_STREAM_DATA)      ====
 //
 // One tunnel connection, product defaults: coupling `single`, join
-// ack_clocked, NewReno, IW 10, 1200-byte datagrams (+ 28 B), default windows
-// (1 MB per stream). Two client-to-server streams:
-//   long   100 MB offered at once, starting at a random instant in [0, 1 s);
-//          its reader reads 4 KB every 125 ms (32 KB/s), so after the first
-//          MB the stream is held by its full receive window (no new credit
-//          for ~16 s: the reader re-advertises after half the window);
+// ack_clocked, NewReno, IW 10, 1200-byte datagrams (+ 28 B), except the
+// receive window: 64 KB per stream, half the 125 KB path BDP. Two
+// client-to-server streams:
+//   long   100 MB offered at once, starting at a random instant in [0, 1 s),
+//          read as it arrives: held by its 64 KB receive window, it sends
+//          about 64 KB per RTT and leaves room in the shared window (whose
+//          validation lets it reach twice the flight in slow start);
 //   short  200 KB (BulkTransfer, read at once), joining at a random instant
 //          in [5 s, 6 s).
 // Variants: `single` (ack_clocked join, the product) and `none` (uncoupled,
 // the joiner starts from its own IW 10). Measured at the bottleneck's
-// entrance (sender_trace.h): packets arriving at the same instant (the long
-// stream is silent then, so they are the joiner's), drops and the queue in
+// entrance (sender_trace.h): packets arriving at the same instant (both
+// streams': the long stream's ACK clock alone releases up to 4 per ack of 2
+// packets in slow start), drops and the queue in
 // the first RTT after the join ([join, join + 100 ms)), drops until the short
 // stream completed, and its completion time. 20 seeds.
 #pragma once
@@ -37,8 +39,9 @@ struct RwndJoinParams {
   ByteCount packet_bytes = 1200;
   std::uint32_t initial_window_packets = 10;
   ByteCount long_bytes = 100'000'000;
-  ByteCount long_read_bytes = 4 * 1024;
-  Duration long_read_period = ms(125);
+  ByteCount stream_window_bytes = 64 * 1024;
+  ByteCount long_read_bytes = 1 << 20;  // everything there is, every millisecond
+  Duration long_read_period = ms(1);
   ByteCount short_bytes = 200'000;
   Duration long_window_from = ms(0);
   Duration short_window_from = ms(5'000);
