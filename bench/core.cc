@@ -630,7 +630,9 @@ void print_summary() {
 
 void register_benchmarks() {
   // Iterations = client datagrams measured after the warm-up.
-  constexpr benchmark::IterationCount kPackets = 100'000;
+  // EGW_BENCH_PACKETS overrides it (e.g. to see whether rare allocations recur).
+  benchmark::IterationCount kPackets = 100'000;
+  if (const char* v = std::getenv("EGW_BENCH_PACKETS")) kPackets = std::atoll(v);
   for (bool null_protection : {true, false}) {
     for (bool all_active : {true, false}) {
       const std::string name = std::string("packet/") + (null_protection ? "null" : "test") + "/" +
