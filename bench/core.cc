@@ -524,16 +524,16 @@ void print_packet_table(bool null_protection) {
               runs(case_key("packet", null_protection, "all_active", 1) + "/ns_pkt"));
   std::printf("%7s | %-48s | %-40s\n", "", "all N streams active", "1 active + N-1 idle open streams");
   std::printf("%7s | %7s %7s %7s %7s %7s %9s | %7s %7s %7s %7s %7s\n", "streams", "both", "/2",
-              "client", "hub", "alloc", "served", "both", "/2", "client", "hub", "alloc");
+              "client", "hub", "allocs", "served", "both", "/2", "client", "hub", "allocs");
   for (std::size_t n : kStreamCounts) {
     const std::string a = case_key("packet", null_protection, "all_active", n);
     const std::string o = case_key("packet", null_protection, "one_active", n);
     if (runs(a + "/ns_pkt") == 0 && runs(o + "/ns_pkt") == 0) continue;
-    std::printf("%7zu | %7.0f %7.0f %7.0f %7.0f %7.3f %9.0f | %7.0f %7.0f %7.0f %7.0f %7.3f\n", n,
+    std::printf("%7zu | %7.0f %7.0f %7.0f %7.0f %7.1f %9.0f | %7.0f %7.0f %7.0f %7.0f %7.1f\n", n,
                 get(a + "/ns_pkt"), get(a + "/ns_pkt_side"), get(a + "/ns_client"),
-                get(a + "/ns_hub"), get(a + "/allocs_pkt"), get(a + "/streams_served"),
+                get(a + "/ns_hub"), get(a + "/allocs_pkt") * 1e5, get(a + "/streams_served"),
                 get(o + "/ns_pkt"), get(o + "/ns_pkt_side"), get(o + "/ns_client"),
-                get(o + "/ns_hub"), get(o + "/allocs_pkt"));
+                get(o + "/ns_hub"), get(o + "/allocs_pkt") * 1e5);
   }
 }
 
@@ -542,8 +542,8 @@ void print_summary() {
   std::printf(
       "both = CPU of both connections (and both applications' copies) per client data "
       "packet; /2 = both halved;\nclient, hub = both split by the cycles spent in each "
-      "side's calls (the rest is the harness's event loop);\nalloc = heap allocations per "
-      "data packet; served = streams that got data during the measurement.\n");
+      "side's calls (the rest is the harness's event loop);\nallocs = heap allocations per "
+      "100,000 data packets; served = streams that got data during the measurement.\n");
   print_packet_table(true);
   print_packet_table(false);
 
@@ -596,8 +596,8 @@ void print_summary() {
         }
       }
     }
-    std::printf("  no heap allocation per packet in steady state: worst %.4f per packet  %s\n",
-                worst, verdict(worst == 0));
+    std::printf("  no heap allocation per packet in steady state: worst %.1f per 100,000 packets  %s\n",
+                worst * 1e5, verdict(worst == 0));
   }
   {
     double worst = 0, worst_half = 0;
