@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential g++ cmake ninja-build pkg-config   # toolchain
   libgtest-dev libgmock-dev                          # tests
+  libbenchmark-dev                                   # bench/ (Google Benchmark)
   clang libclang-rt-14-dev                           # libFuzzer targets
   libboost-dev libboost-system-dev                   # Boost.Asio drivers
   libssl-dev libspdlog-dev libyaml-cpp-dev           # crypto, logs, config

@@ -5,10 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -295,28 +293,8 @@ TEST(AllocFree, WholeStackIncludingEnsembleAllocatesNothing) {
   EXPECT_EQ(count_steady_state(4).allocations, 0u);
 }
 
-// CPU per data packet with a no-op protection, both connections together
-// (each data packet costs the client a send and the hub a receive, plus the
-// ACKs the other way), halved for a per-side figure. The harness's own work
-// (link slots, reading) is included, so this is an upper bound. Printed for
-// the record; asserted only loosely (shared CI cores make timing noisy).
-TEST(PacketCost, CpuPerDataPacketPerSideWithNullProtection) {
-  Harness h(/*null_protection=*/true, /*rate_bits_per_s=*/10e9);
-  h.open(true);
-  h.run_client_datagrams(20'000);
-  constexpr std::uint64_t kPackets = 50'000;
-  const std::uint64_t sent_before = h.client_sent();
-  std::timespec start{}, end{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
-  h.run_client_datagrams(kPackets);
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &end);
-  const double seconds = double(end.tv_sec - start.tv_sec) + double(end.tv_nsec - start.tv_nsec) / 1e9;
-  const double packets = double(h.client_sent() - sent_before);
-  const double per_side_us = seconds / packets / 2 * 1e6;
-  std::printf("[ cost     ] %.3f us CPU per data packet per side (%.0f packets, null protection)\n",
-              per_side_us, packets);
-  EXPECT_LT(per_side_us, 10.0);
-}
+// CPU per data packet is a speed goal: measured by bench/core (BENCHMARKS.md),
+// not asserted here.
 
 // Live heap bytes (plus the Stream object, counted in its map node) per idle
 // open stream, on each side, after each stream carried a small request and
