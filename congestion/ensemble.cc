@@ -241,6 +241,10 @@ Ensemble::Impl::Impl(const EnsembleConfig& c, Instant now, std::optional<PathSta
   const std::uint32_t first_window =
       coupled() ? config.initial_window_packets : config.min_window_packets;
   shared = std::make_unique<Domain>(config, first_window, now);
+  // Room for a large ack up front, so steady acks never grow these.
+  for (auto* v : {&ack_out.acked, &ack_out.lost, &timeout_out.lost, &acked_scratch.acked}) {
+    v->reserve(1024);
+  }
 
   if (!resume_from || !config.resume.enabled || resume_from->srtt <= Duration{0}) return;
   resumed_from = *resume_from;

@@ -50,73 +50,95 @@ void StrideScheduler::rescale(Member& m, std::uint64_t old_stride) {
   m.pass = virtual_pass_ + static_cast<std::uint64_t>(std::min<unsigned __int128>(scaled, cap));
 }
 
-void StrideScheduler::refresh(MemberId id, Member& m) {
+StrideScheduler::Member* StrideScheduler::find(MemberId id, std::uint32_t* index) {
+  auto it = index_.find(id);
+  if (it == index_.end()) return nullptr;
+  if (index) *index = it->second;
+  return &pool_[it->second];
+}
+
+const StrideScheduler::Member* StrideScheduler::find(MemberId id) const {
+  auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &pool_[it->second];
+}
+
+void StrideScheduler::refresh(MemberId id, std::uint32_t index, Member& m) {
   const std::uint32_t t = tickets_for(m);
   total_tickets_ = total_tickets_ - m.tickets + t;
   if (m.heap_index != kNotReady) {
     ready_tickets_ = ready_tickets_ - m.tickets + t;
-    heap_[m.heap_index] = Slot{precedence(m), m.pass, id};
+    heap_[m.heap_index] = Slot{precedence(m), m.pass, id, index};
     heap_update(m.heap_index);
   }
   m.tickets = t;
 }
 
 void StrideScheduler::add(MemberId id, ContentClass cls) {
-  auto it = members_.find(id);
-  if (it != members_.end()) {
+  if (index_.contains(id)) {
     set_class(id, cls);
     return;
   }
+  std::uint32_t index = static_cast<std::uint32_t>(pool_.size());
+  if (!free_slots_.empty()) {
+    index = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    pool_.emplace_back();
+  }
   // Starts level with the virtual time: no credit for the time before it existed.
-  Member& m = members_.emplace(id, Member{cls, virtual_pass_, 0, 0, kNotReady}).first->second;
+  Member& m = pool_[index];
+  m = Member{cls, virtual_pass_, 0, 0, kNotReady};
   m.tickets = tickets_for(m);
   total_tickets_ += m.tickets;
-  heap_push(id, m);
+  index_.emplace(id, index);
+  heap_push(id, index, m);
 }
 
 void StrideScheduler::remove(MemberId id) {
-  auto it = members_.find(id);
-  if (it == members_.end()) return;
-  heap_erase(it->second);
-  total_tickets_ -= it->second.tickets;
-  members_.erase(it);
+  auto it = index_.find(id);
+  if (it == index_.end()) return;
+  Member& m = pool_[it->second];
+  heap_erase(m);
+  total_tickets_ -= m.tickets;
+  free_slots_.push_back(it->second);
+  index_.erase(it);
 }
 
 void StrideScheduler::set_ready(MemberId id, bool ready) {
-  auto it = members_.find(id);
-  if (it == members_.end()) return;
-  Member& m = it->second;
-  if (ready == (m.heap_index != kNotReady)) return;
+  std::uint32_t index = 0;
+  Member* m = find(id, &index);
+  if (!m || ready == (m->heap_index != kNotReady)) return;
   if (!ready) {
-    heap_erase(m);
+    heap_erase(*m);
     return;
   }
-  m.pass = effective_pass(m);  // no credit for the time it had nothing to send
-  heap_push(id, m);
+  m->pass = effective_pass(*m);  // no credit for the time it had nothing to send
+  heap_push(id, index, *m);
 }
 
 bool StrideScheduler::ready(MemberId id) const {
-  auto it = members_.find(id);
-  return it != members_.end() && it->second.heap_index != kNotReady;
+  const Member* m = find(id);
+  return m && m->heap_index != kNotReady;
 }
 
 void StrideScheduler::set_class(MemberId id, ContentClass cls) {
-  auto it = members_.find(id);
-  if (it == members_.end() || it->second.cls == cls) return;
-  const std::uint64_t old_stride = stride_for(it->second);
-  it->second.cls = cls;
-  rescale(it->second, old_stride);
-  refresh(id, it->second);
+  std::uint32_t index = 0;
+  Member* m = find(id, &index);
+  if (!m || m->cls == cls) return;
+  const std::uint64_t old_stride = stride_for(*m);
+  m->cls = cls;
+  rescale(*m, old_stride);
+  refresh(id, index, *m);
 }
 
 void StrideScheduler::set_config(const SchedulerConfig& config) {
   // An admin reload: O(members) is fine here, never per packet.
-  std::unordered_map<MemberId, std::uint64_t> old_strides;
-  for (const auto& [id, m] : members_) old_strides[id] = stride_for(m);
+  std::vector<std::uint64_t> old_strides(pool_.size(), 0);
+  for (const auto& [id, index] : index_) old_strides[index] = stride_for(pool_[index]);
   config_ = config;
-  for (auto& [id, m] : members_) {
-    rescale(m, old_strides[id]);
-    refresh(id, m);
+  for (const auto& [id, index] : index_) {
+    rescale(pool_[index], old_strides[index]);
+    refresh(id, index, pool_[index]);
   }
 }
 
@@ -153,36 +175,36 @@ void StrideScheduler::on_sent(MemberId id) { charge(id, true); }
 void StrideScheduler::on_sent_unscheduled(MemberId id) { charge(id, false); }
 
 void StrideScheduler::charge(MemberId id, bool in_turn) {
-  auto it = members_.find(id);
-  if (it == members_.end()) return;
-  Member& m = it->second;
-  const std::uint64_t start = effective_pass(m);
+  std::uint32_t index = 0;
+  Member* m = find(id, &index);
+  if (!m) return;
+  const std::uint64_t start = effective_pass(*m);
   // The packet in service defines the virtual time (SFQ); monotone. An out of
   // turn packet is not "in service" on the schedule: it leaves it alone.
   if (in_turn) virtual_pass_ = std::max(virtual_pass_, start);
-  m.pass = start + stride_for(m);
-  ++m.packets_sent;  // decay: the new tickets apply from the next charge
-  refresh(id, m);
+  m->pass = start + stride_for(*m);
+  ++m->packets_sent;  // decay: the new tickets apply from the next charge
+  refresh(id, index, *m);
 }
 
 std::uint32_t StrideScheduler::tickets(MemberId id) const {
-  auto it = members_.find(id);
-  return it == members_.end() ? 0 : it->second.tickets;
+  const Member* m = find(id);
+  return m ? m->tickets : 0;
 }
 
-std::size_t StrideScheduler::size() const { return members_.size(); }
+std::size_t StrideScheduler::size() const { return index_.size(); }
 
-bool StrideScheduler::contains(MemberId id) const { return members_.contains(id); }
+bool StrideScheduler::contains(MemberId id) const { return index_.contains(id); }
 
 // ------------------------------------------------------------------ heap
 
 void StrideScheduler::place(std::size_t index, const Slot& slot) {
   heap_[index] = slot;
-  members_.find(slot.id)->second.heap_index = index;
+  pool_[slot.member].heap_index = index;
 }
 
-void StrideScheduler::heap_push(MemberId id, Member& m) {
-  heap_.push_back(Slot{precedence(m), m.pass, id});
+void StrideScheduler::heap_push(MemberId id, std::uint32_t index, Member& m) {
+  heap_.push_back(Slot{precedence(m), m.pass, id, index});
   m.heap_index = heap_.size() - 1;
   ready_tickets_ += m.tickets;
   sift_up(m.heap_index);

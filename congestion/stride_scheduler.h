@@ -130,11 +130,13 @@ class StrideScheduler {
     std::uint32_t tickets = 1;       // cached tickets_for(*this)
     std::size_t heap_index = kNotReady;
   };
-  // A heap slot carries its sort key, so sifting touches no Member.
+  // A heap slot carries its sort key and where its Member lives in the pool,
+  // so sifting compares slots and updates heap indexes without hashing.
   struct Slot {
     int precedence = 1;
     std::uint64_t pass = 0;
     MemberId id = 0;
+    std::uint32_t member = 0;  // index into pool_
     bool operator<(const Slot& o) const {
       if (precedence != o.precedence) return precedence < o.precedence;
       if (pass != o.pass) return pass < o.pass;
@@ -152,10 +154,12 @@ class StrideScheduler {
   void rescale(Member& m, std::uint64_t old_stride);
   void charge(MemberId id, bool in_turn);
   // Ticket sums and heap key after m's tickets, class or pass changed.
-  void refresh(MemberId id, Member& m);
+  void refresh(MemberId id, std::uint32_t index, Member& m);
+  Member* find(MemberId id, std::uint32_t* index = nullptr);
+  const Member* find(MemberId id) const;
 
   // Heap over ready members (min at 0).
-  void heap_push(MemberId id, Member& m);
+  void heap_push(MemberId id, std::uint32_t index, Member& m);
   void heap_erase(Member& m);
   void heap_update(std::size_t index);  // the key at index changed
   void sift_up(std::size_t index);
@@ -163,7 +167,11 @@ class StrideScheduler {
   void place(std::size_t index, const Slot& slot);
 
   SchedulerConfig config_;
-  std::unordered_map<MemberId, Member> members_;
+  // Members live in a dense pool (freed slots reused); one hash lookup per
+  // call finds a member, the heap then works on pool indexes.
+  std::vector<Member> pool_;
+  std::vector<std::uint32_t> free_slots_;
+  std::unordered_map<MemberId, std::uint32_t> index_;
   std::vector<Slot> heap_;
   mutable std::vector<std::size_t> search_;  // pick(eligible)'s frontier, reused
   std::uint64_t virtual_pass_ = 0;

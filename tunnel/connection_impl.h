@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -156,7 +157,9 @@ struct Connection::Impl {
 
   // Before `streams`: their buffers go back to it when they are destroyed.
   BufferPool buffer_pool;
-  std::map<StreamId, Stream> streams;
+  // Hashed, not ordered: a lookup per frame must not walk a tree of 10,000
+  // streams. Iteration order is not relied on.
+  std::unordered_map<StreamId, Stream> streams;
   std::size_t backlogged_count = 0;  // streams with `backlogged` set
   SortedIds control_streams;     // streams with a pending control flag
   SortedIds retransmit_streams;  // streams with lost data to resend
