@@ -31,8 +31,9 @@
 //
 // Spin guards (bug detectors, not flow control): the Connection must settle at
 // one instant. A drain that would hand out more than max_datagrams_per_flush
-// datagrams, more than max_timeouts_per_instant on_timeout calls at the same
-// instant, or more than max_service_rounds rounds in one service() throw
+// datagrams, a dispatch of more than max_events_per_round events, more than
+// max_timeouts_per_instant on_timeout calls at the same instant, or more than
+// max_service_rounds rounds in one service() throw
 // std::logic_error rather than spin forever. The driver stays usable after a
 // throw (it is not left "in service"), but the connection that spun is
 // suspect: the gateway closes it, the simulator lets the test fail.
@@ -87,6 +88,7 @@ class DriverTimer {
 
 struct DriverLimits {
   std::size_t max_datagrams_per_flush = 100'000;  // per drain of poll_transmit
+  std::size_t max_events_per_round = 100'000;     // poll_event results per dispatch
   int max_timeouts_per_instant = 1'000;           // on_timeout calls at one instant
   int max_service_rounds = 10'000;                // dispatch+drain rounds per service()
 };
@@ -184,6 +186,9 @@ template <class Conn>
 std::size_t BasicConnectionDriver<Conn>::dispatch_events(Instant now) {
   std::size_t handled = 0;
   while (auto event = conn_.poll_event()) {
+    if (handled >= limits_.max_events_per_round) {
+      throw std::logic_error("ConnectionDriver: poll_event does not run dry");
+    }
     ++handled;
     ++stats_.events;
     std::visit(
