@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang and runs each for N seconds (default 60)
-# on a scratch copy of the checked-in seed corpus. Exit status non-zero on a crash.
+# Builds the libFuzzer targets in the clang ASan+UBSan tree (build-asan/, the
+# one scripts/build.sh asan makes) and runs each for N seconds (default 60) on
+# a scratch copy of the checked-in seed corpus. Exit status non-zero on a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
-dir=build-fuzz
-CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DEGW_FUZZ=ON -DEGW_TESTS=ON >/dev/null
-ninja -C "$dir" -j "${JOBS:-$(nproc)}" frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz
+dir=build-asan
+targets=(frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz)
+scripts/build.sh asan "${targets[@]}"
 
-for target in frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz; do
+for target in "${targets[@]}"; do
   corpus=$(mktemp -d)
   # connection_fuzz reads scripts, not frame payloads: it has its own seeds
   # (written by tunnel_tests with EGW_HOSTILE_SEED_DIR set).

@@ -1,12 +1,27 @@
 #!/usr/bin/env bash
-# The test command: builds what it needs, then runs the whole suite twice,
-# optimised and under ASan+UBSan. Exit status is non-zero if anything fails.
+# The test command: builds two trees, runs the whole suite in each, then a
+# short fuzz run. Exit status is non-zero if anything fails.
+#   build/       gcc, optimised: the fast ctest run
+#   build-asan/  clang, ASan+UBSan (product libraries also with fuzzer-no-link):
+#                the same suite under the sanitizers, and the libFuzzer targets
+# Each stage prints its wall time; FUZZ_SECONDS sets the fuzz run per target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+start_all=$SECONDS
+stage_start=$SECONDS
+stage_times=()
+stage_done() {  # name: records the stage's wall time
+  stage_times+=("$1 $((SECONDS - stage_start))s")
+  echo "== $1: $((SECONDS - stage_start)) s"
+  stage_start=$SECONDS
+}
+
 scripts/install-deps.sh
 for flavour in release asan; do
+  echo "== build $flavour"
   scripts/build.sh "$flavour"
+  stage_done "build $flavour"
 done
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
@@ -19,20 +34,23 @@ for dir in build build-asan; do
   log="$dir/ctest.log"
   ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" 2>&1 | tee "$log" || true
   # ctest's own summary: "NN% tests passed, F tests failed out of T".
-  summary=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" | tail -n 1)
+  summary=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" | tail -n 1 || true)
   if [[ -z $summary ]]; then
     echo "test: no ctest summary in $dir" >&2
     status=1
-    continue
+  else
+    total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
+    bad=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$summary")
+    passed=$((passed + total - bad))
+    failed=$((failed + bad))
+    ((bad == 0)) || status=1
   fi
-  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
-  bad=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$summary")
-  passed=$((passed + total - bad))
-  failed=$((failed + bad))
-  ((bad == 0)) || status=1
+  stage_done "ctest $dir"
 done
-# The parsers' and the connection's libFuzzer targets: build with clang, run briefly.
+# The parsers' and the connection's libFuzzer targets, from build-asan/: run briefly.
 echo "== fuzz smoke run"
 scripts/fuzz.sh "${FUZZ_SECONDS:-20}" || status=1
+stage_done "fuzz"
+echo "== stages: ${stage_times[*]}; total $((SECONDS - start_all)) s"
 echo "tests: $passed passed, $failed failed"
 exit $status

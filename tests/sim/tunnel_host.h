@@ -1,20 +1,19 @@
-// Drives one egw::tunnel::Connection at a simulated host exactly as a real
-// driver (the Asio gateway) does, so scenario tests exercise the real core:
+// Drives one egw::tunnel::Connection at a simulated host with the product's
+// own service loop (tunnel::ConnectionDriver, the loop the Asio gateway runs),
+// so scenario tests exercise the real core and the real driver loop. This
+// class only adapts it to the simulator:
 //
-//   packet arrives      -> conn.on_datagram(bytes, now); service()
-//   service()           -> dispatch poll_event() to stream handlers (which may
-//                          read and write), drain poll_transmit() into the
-//                          network, repeat until quiet, re-arm the timer
-//   timer fires         -> conn.on_timeout(now); service()
-//   app wrote something -> flush() (= service())
+//   packet arrives      -> driver.on_datagram(bytes, now)
+//   timer fires         -> driver.on_timer(now)
+//   app wrote something -> flush() (= driver.service(now))
+//   driver events       -> routed to StreamHandlers (below)
+//   driver transmits    -> one copy into a Packet on the Dumbbell
+//   driver arms timer   -> an EventLoop event; a superseded one is not
+//                          cancelled but invalidated by a generation counter
 //
-// One timer is armed for next_timeout(). Stale timers are not cancelled but
-// invalidated by a generation counter; a timer is only re-scheduled when the
-// new deadline is earlier than the armed one, and a timer that fires early
-// (the deadline moved later) just re-arms. Loops at one instant are bugs in
-// the core: a flush that sends more than kMaxDatagramsPerFlush datagrams, or a
-// timer that fires more than kMaxTimeoutsPerInstant times at the same instant,
-// throws std::logic_error instead of spinning forever.
+// Loops at one instant are bugs in the core: the driver's spin guards
+// (DriverLimits; kMaxDatagramsPerFlush and kMaxTimeoutsPerInstant below are
+// its defaults) throw std::logic_error instead of spinning forever.
 //
 // Streams are dispatched to StreamHandlers: streams this host opens go to the
 // handler passed to open_stream; streams the peer opens go to the handler
@@ -27,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +34,7 @@
 #include "tests/sim/event_loop.h"
 #include "tests/sim/network.h"
 #include "tunnel/connection.h"
+#include "tunnel/connection_driver.h"
 
 namespace egw::sim {
 
@@ -60,10 +61,12 @@ struct TunnelHostStats {
   std::uint64_t unrouted_events = 0;  // for streams without a handler
 };
 
-class TunnelHost {
+class TunnelHost final : private tunnel::ConnectionEventHandler,
+                         private tunnel::TransmitSink,
+                         private tunnel::DriverTimer {
  public:
-  static constexpr std::size_t kMaxDatagramsPerFlush = 100'000;
-  static constexpr int kMaxTimeoutsPerInstant = 1'000;
+  static constexpr std::size_t kMaxDatagramsPerFlush = tunnel::DriverLimits{}.max_datagrams_per_flush;
+  static constexpr int kMaxTimeoutsPerInstant = tunnel::DriverLimits{}.max_timeouts_per_instant;
 
   TunnelHost(EventLoop& loop, Dumbbell& network, Address self, Address peer,
              const tunnel::ConnectionConfig& config,
@@ -82,24 +85,30 @@ class TunnelHost {
   // Opens a stream to `port` on the peer (destination 10.9.9.9:port).
   std::optional<StreamId> open_stream(std::uint16_t port, ContentClass cls, StreamHandler* handler);
   // "Send now": after stream_write / stream_read / stream_finish.
-  void flush() { service(); }
+  void flush() { driver_->service(now()); }
 
   tunnel::Connection& connection() { return *conn_; }
   Instant now() const { return loop_.now(); }
   Address address() const { return self_; }
-  const TunnelHostStats& stats() const { return stats_; }
+  TunnelHostStats stats() const;
   // Set once the connection reported ConnectionClosed.
   const std::optional<tunnel::ConnectionClosed>& closed() const { return closed_; }
   void set_on_closed(std::function<void(const tunnel::ConnectionClosed&)> cb) { on_closed_ = std::move(cb); }
 
  private:
   void on_packet(Packet packet);
-  void service();
-  std::size_t dispatch_events();
-  void drain_transmit();
-  void rearm_timer();
-  void on_timer(std::uint64_t generation);
   StreamHandler* handler_for(StreamId id) const;
+  // tunnel::ConnectionEventHandler
+  void on_stream_opened(const tunnel::StreamOpened& e, Instant now) override;
+  void on_stream_readable(const tunnel::StreamReadable& e, Instant now) override;
+  void on_stream_writable(const tunnel::StreamWritable& e, Instant now) override;
+  void on_stream_reset(const tunnel::StreamReset& e, Instant now) override;
+  void on_stream_closed(const tunnel::StreamClosed& e, Instant now) override;
+  void on_connection_closed(const tunnel::ConnectionClosed& e, Instant now) override;
+  // tunnel::TransmitSink
+  void transmit(std::span<const std::byte> datagram, bool low_priority) override;
+  // tunnel::DriverTimer
+  void arm(Instant deadline) override;
 
   EventLoop& loop_;
   Dumbbell& network_;
@@ -108,21 +117,18 @@ class TunnelHost {
   std::unique_ptr<tunnel::Connection> conn_;
   // poll_transmit writes here (max_datagram_bytes is at most 64 KB).
   std::vector<std::byte> transmit_buffer_ = std::vector<std::byte>(64 * 1024);
+  std::unique_ptr<tunnel::ConnectionDriver> driver_;
   std::map<std::uint16_t, StreamHandler*> listeners_;
   std::map<StreamId, StreamHandler*> streams_;
   std::map<StreamId, StreamHandler*> expected_;
-  // Timer: the armed deadline and the generation that identifies its event.
-  std::optional<Instant> armed_at_;
+  // Identifies the latest armed timer event; older ones are stale.
   std::uint64_t timer_generation_ = 0;
-  Instant last_timeout_at_{};
-  int timeouts_at_instant_ = 0;
-  bool in_service_ = false;
-  bool service_again_ = false;
   // Lets events scheduled before destruction see that the host is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::optional<tunnel::ConnectionClosed> closed_;
   std::function<void(const tunnel::ConnectionClosed&)> on_closed_;
-  TunnelHostStats stats_;
+  std::uint64_t datagrams_received_ = 0;
+  std::uint64_t unrouted_events_ = 0;
 };
 
 }  // namespace egw::sim

@@ -211,11 +211,13 @@ TEST(HostilePeer, StreamFrameOnAnUnopenedHubStreamIsAProtocolViolation) {
 // of peer ids: the id record must stay capped like STREAM_OPEN's is.
 TEST(HostilePeer, ResetsOfSparseUnseenStreamsHitTheIdCap) {
   // (emplace_back, not push_back of a temporary: gcc 12 -O2 reports a false
-  // -Wmaybe-uninitialized for the latter.)
+  // -Wmaybe-uninitialized for the latter; the frame built with braces, as
+  // clang 14 has no parenthesized aggregate initialisation.)
   ScriptBuilder s;
   std::vector<Frame> batch;
   for (StreamId i = 0; i < 3000; ++i) {
-    batch.emplace_back(std::in_place_type<ResetStreamFrame>, 1000 + 4 * i, 1, 0);  // ids 2 apart in index space
+    // ids 2 apart in index space:
+    batch.emplace_back(std::in_place_type<ResetStreamFrame>, ResetStreamFrame{1000 + 4 * i, 1, 0});
     if (batch.size() == 200) {
       s.frames(batch);
       batch.clear();
@@ -231,7 +233,7 @@ TEST(HostilePeer, ResetsOfUnseenStreamsWithoutAcksStayBounded) {
   std::vector<Frame> batch;
   // Consecutive ids: one interval, so only the answer queue can grow.
   for (StreamId i = 0; i < 20'000; ++i) {
-    batch.emplace_back(std::in_place_type<ResetStreamFrame>, 1000 + 2 * i, 1, 0);
+    batch.emplace_back(std::in_place_type<ResetStreamFrame>, ResetStreamFrame{1000 + 2 * i, 1, 0});
     if (batch.size() == 400) {
       s.frames(batch).transmit();
       batch.clear();
