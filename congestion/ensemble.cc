@@ -53,6 +53,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/ring_deque.h"
 #include "congestion/careful_resume.h"
 #include "congestion/hystart.h"
 #include "congestion/pacer.h"
@@ -79,6 +80,18 @@ ByteCount scale(ByteCount a, std::uint64_t num, std::uint64_t den) {
   if (den == 0) return 0;
   return a / den * num + a % den * num / den;
 }
+
+// Undoing a decrease that reordering caused (Linux's undo on DSACK, RFC
+// 9002's "spurious" losses): the window before the latest loss round and the
+// packets that round declared lost. If every one of them is acked after all,
+// the losses were reordering, not congestion, and the decrease is undone.
+struct SpuriousLossUndo {
+  static constexpr std::size_t kMaxTracked = 64;  // larger rounds are not undone
+  ByteCount cwnd_before = 0;
+  ByteCount ssthresh_before = 0;
+  RingDeque<PacketNumber> lost;  // declared lost in the round, not acked yet
+  bool overflowed = false;
+};
 
 struct Domain {
   Domain(const EnsembleConfig& config, std::uint32_t initial_window_packets, Instant now)
@@ -107,6 +120,7 @@ struct Domain {
   bool recovery_send_pending = false;          // send_one_on_recovery: one packet may go
   std::optional<Prr> prr;                      // Recovery::prr, while in recovery
   std::optional<CarefulResume> resume;         // from the cache or after idle
+  std::optional<SpuriousLossUndo> undo;        // the latest loss round, while undoable
   std::optional<Instant> rto_armed_at;
   Instant idle_since;    // when the last outstanding packet left
   bool retired = false;  // `none`: its member was removed
@@ -203,6 +217,8 @@ struct Ensemble::Impl {
   void on_lost(Domain& d, const std::vector<SentPacket>& lost, std::size_t first, Instant now,
                ByteCount prior_flight_bytes);
   void end_prr_if_recovered(Domain& d, PacketNumber largest_acked_in_event);
+  void remember_lost(Domain& d, const std::vector<SentPacket>& lost, std::size_t first);
+  void undo_if_spurious(Domain& d, std::span<const AckedRange> ranges);
   void fire_rto(Domain& d, Instant now, TimeoutOutcome& out);
   void update_timer(Domain& d, Instant now, bool new_data_acked);
   void drop_retired_domains();
@@ -225,6 +241,7 @@ struct Ensemble::Impl {
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
   std::uint64_t rto_count = 0;
+  std::uint64_t spurious_rounds = 0;  // decreases undone
   // `n_flows`: each member's own RFC 6582 "recover" point.
   std::unordered_map<MemberId, PacketNumber> member_recovery;
   // Reused so that acks and timeouts allocate nothing in steady state.
@@ -418,6 +435,43 @@ void Ensemble::Impl::end_prr_if_recovered(Domain& d, PacketNumber largest_acked_
   }
 }
 
+void Ensemble::Impl::remember_lost(Domain& d, const std::vector<SentPacket>& lost,
+                                   std::size_t first) {
+  if (!d.undo || d.undo->overflowed) return;
+  for (std::size_t i = first; i < lost.size(); ++i) {
+    if (d.undo->lost.size() == SpuriousLossUndo::kMaxTracked) {
+      d.undo->overflowed = true;
+      return;
+    }
+    d.undo->lost.push_back(lost[i].number);
+  }
+}
+
+void Ensemble::Impl::undo_if_spurious(Domain& d, std::span<const AckedRange> ranges) {
+  if (!d.undo || d.undo->overflowed || d.undo->lost.empty()) return;
+  RingDeque<PacketNumber>& lost = d.undo->lost;
+  // Drop every lost number an ack range covers (a handful of each).
+  for (std::size_t i = 0; i < lost.size();) {
+    const PacketNumber n = lost[i];
+    const bool acked = std::any_of(ranges.begin(), ranges.end(), [n](const AckedRange& r) {
+      return r.smallest <= n && n <= r.largest;
+    });
+    if (!acked) {
+      ++i;
+      continue;
+    }
+    lost[i] = lost.back();
+    lost.pop_back();
+  }
+  if (!lost.empty()) return;
+  // Every packet the round declared lost arrived: reordering, not congestion.
+  d.law->set_state(d.undo->cwnd_before, d.undo->ssthresh_before);
+  d.undo.reset();
+  d.prr.reset();
+  d.recovery_send_pending = false;
+  ++spurious_rounds;
+}
+
 void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, std::size_t first,
                              Instant now, ByteCount prior_flight_bytes) {
   if (first == lost.size()) return;
@@ -433,6 +487,8 @@ void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, std
     }
     d.resume.reset();  // reconnaissance: the resume ends, normal recovery follows
   }
+  const ByteCount cwnd_before = d.law->cwnd_bytes();
+  const ByteCount ssthresh_before = d.law->ssthresh_bytes();
   std::uint32_t decreases = 0;
   if (config.coupling == CouplingMode::n_flows) {
     // EFCM 2.4.2: each of n flows halves its own window once per its own loss
@@ -449,7 +505,14 @@ void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, std
     const PacketNumber largest_lost = lost.back().number;
     if (!d.recovery_point || largest_lost > *d.recovery_point) decreases = 1;  // new loss round
   }
-  if (decreases == 0) return;
+  if (decreases == 0) {
+    remember_lost(d, lost, first);  // more losses of the round being undone
+    return;
+  }
+  d.undo.emplace();
+  d.undo->cwnd_before = cwnd_before;
+  d.undo->ssthresh_before = ssthresh_before;
+  remember_lost(d, lost, first);
   d.law->on_congestion_events(now, law_flows(), decreases);
   loss_rounds += decreases;
   d.recovery_point = d.sent.largest_sent();
@@ -465,6 +528,7 @@ void Ensemble::Impl::process_ack(Domain& d, std::span<const AckedRange> ranges,
   SentPackets::AckResult& result = acked_scratch;
   result.acked.clear();
   result.rtt_sample.reset();
+  undo_if_spurious(d, ranges);
   d.sent.on_ack(ranges, now, result);
   if (result.acked.empty()) return;
   if (result.rtt_sample) d.rtt.on_sample(*result.rtt_sample, ack_delay);
@@ -561,6 +625,7 @@ void Ensemble::Impl::fire_rto(Domain& d, Instant now, TimeoutOutcome& out) {
     if (d.hystart) d.hystart->on_congestion();
   }
   ++rto_count;
+  d.undo.reset();  // a timeout is no reordering
   d.recovery_point = recover;
   d.recovery_send_pending = false;
   d.prr.reset();  // RFC 6937 applies to fast recovery only; slow start after an RTO
@@ -879,6 +944,7 @@ EnsembleStats Ensemble::stats() const {
   s.packets_lost = m.packets_lost;
   s.loss_rounds = m.loss_rounds;
   s.rto_count = m.rto_count;
+  s.spurious_rounds = m.spurious_rounds;
   s.members = m.members.size();
   s.active_members = m.active_members;
   s.resumed = m.resumed_from.has_value();

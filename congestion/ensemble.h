@@ -7,7 +7,8 @@
 //  - loss detection across members (RFC 9002 packet and time thresholds on
 //    the ensemble-wide send order): a packet of stream A is declared lost by
 //    acknowledgements of later packets of stream B;
-//  - one multiplicative decrease per loss round for the whole ensemble
+//  - one multiplicative decrease per loss round for the whole ensemble, undone
+//    when every packet the round declared lost is acked after all (reordering)
 //    (`n_flows`: one 1/(2n) decrease per member that lost in its own round,
 //    as each of n flows would halve its share, EFCM 2.4.2); an RTO
 //    only when the whole ensemble heard nothing, so one stream's tail loss
@@ -66,6 +67,7 @@ struct EnsembleStats {
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;  // multiplicative decreases
   std::uint64_t rto_count = 0;
+  std::uint64_t spurious_rounds = 0;  // decreases undone: every loss was reordering
   std::size_t members = 0;
   std::size_t active_members = 0;  // backlogged or with packets in flight
   bool resumed = false;           // started from a cached PathState

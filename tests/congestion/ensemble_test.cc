@@ -281,3 +281,41 @@ TEST(Ensemble, IgnoresUnknownAndNonIncreasingPacketNumbers) {
 
 }  // namespace
 }  // namespace egw::congestion
+
+namespace egw::congestion {
+namespace {
+
+using testing::Harness;
+using testing::test_config;
+
+// Reordering, not congestion: a packet declared lost by three later acks
+// arrives after all. Linux undoes such a decrease on DSACK; we on the ACK
+// range that covers the "lost" packet.
+TEST(EnsembleUndo, DecreaseIsUndoneWhenEveryLostPacketArrivesAfterAll) {
+  Harness h(test_config());
+  h.ensemble.add_member(1, ContentClass::bulk, h.now);
+  ASSERT_EQ(h.fill(1), 10);  // 1..10
+  h.now += ms(100);
+  h.ack_range(2, 4);  // 1 lost (packet threshold): halved
+  ASSERT_EQ(h.cwnd(), 6000u);
+  h.now += ms(1);
+  h.ack({{1, 1}, {2, 6}});  // 1 was only late
+  EXPECT_EQ(h.cwnd(), 12000u);
+  EXPECT_EQ(h.stats().ssthresh_bytes, kInfiniteSsthresh);
+  EXPECT_EQ(h.stats().spurious_rounds, 1u);
+}
+
+TEST(EnsembleUndo, NoUndoWhileAnyLostPacketIsStillMissing) {
+  Harness h(test_config());
+  h.ensemble.add_member(1, ContentClass::bulk, h.now);
+  ASSERT_EQ(h.fill(1), 10);
+  h.now += ms(100);
+  h.ack_range(3, 5);  // 1 and 2 lost: one round, halved
+  ASSERT_EQ(h.cwnd(), 6000u);
+  h.ack({{1, 1}, {3, 7}});  // 1 arrives, 2 does not: congestion after all
+  EXPECT_EQ(h.cwnd(), 6000u);
+  EXPECT_EQ(h.stats().spurious_rounds, 0u);
+}
+
+}  // namespace
+}  // namespace egw::congestion
