@@ -13,7 +13,10 @@ inline constexpr std::uint64_t kKey = 0x5eed'cafe'f00d'1234;
 }  // namespace
 
 MemoryLink::MemoryLink(std::size_t slots, double rate_bits_per_s, Duration delay)
-    : slots_(slots), storage_(new std::byte[slots * kSlotBytes]), rate_(rate_bits_per_s), delay_(delay) {}
+    : slots_(slots),
+      storage_(new std::byte[slots * kSlotBytes]),
+      rate_(rate_bits_per_s),
+      delay_(delay) {}
 
 void MemoryLink::commit(std::size_t bytes, Instant now) {
   if (count_ == slots_.size()) {

@@ -112,7 +112,9 @@ class MemoryPair {
   void run_until_client_sent(std::uint64_t datagrams_in_total) {
     while (client_sent_ < datagrams_in_total) step();
   }
-  void run_client_datagrams(std::uint64_t datagrams) { run_until_client_sent(client_sent_ + datagrams); }
+  void run_client_datagrams(std::uint64_t datagrams) {
+    run_until_client_sent(client_sent_ + datagrams);
+  }
   // Runs until virtual time reaches now + d. With `stop_at_end` it never
   // jumps past that (an idle connection's next timer may be its idle
   // timeout, 30 s away); without, the last step goes on to the next event,
