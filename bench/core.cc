@@ -1,9 +1,9 @@
 // bench/core: the tunnel core's own cost, with no sockets and no threads.
 //
 // Two Connections (client = branch, hub) exchange datagrams over a lossless
-// in-memory link (rate + one-way delay, preallocated slots) on virtual time;
-// ACKs flow back the same way. The client's streams write bulk data that the
-// hub reads at once. Measured for N = 1, 10, 100, 1,000 and 10,000 streams:
+// in-memory link (rate + one-way delay, preallocated slots) on virtual time
+// (tests/support/memory_pair.h, shared with tests/alloc); ACKs flow back the
+// same way. The client's streams write bulk data that the hub reads at once. Measured for N = 1, 10, 100, 1,000 and 10,000 streams:
 //
 //   packet/<protection>/all_active/N   every stream has data queued, so the
 //                                      stride scheduler rotates among all N
@@ -27,25 +27,17 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <map>
-#include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-
 #include "tests/alloc/counting_allocator.h"
-#include "tests/support/test_protection.h"
-#include "tunnel/connection.h"
+#include "tests/support/memory_pair.h"
 
 namespace egw::bench {
 namespace {
@@ -54,82 +46,18 @@ using alloc_test::counters;
 using alloc_test::set_side;
 using tunnel::Connection;
 using tunnel::ConnectionConfig;
+using test_support::cycles;
 
-inline constexpr std::uint64_t kKey = 0x5eed'cafe'f00d'1234;
-inline constexpr std::size_t kSlotBytes = 1280;  // >= max_datagram_bytes (1200)
 inline constexpr std::size_t kExchangeBytes = 2000;  // request and answer on an idle stream
-inline constexpr int kClient = 1;
-inline constexpr int kHub = 2;
+inline constexpr int kClient = test_support::MemoryPair::kClient;
+inline constexpr int kHub = test_support::MemoryPair::kHub;
 inline constexpr std::size_t kStreamCounts[] = {1, 10, 100, 1'000, 10'000};
-
-// Cheap cycle counter to split one CPU-time measurement between the sides.
-inline std::uint64_t ticks() {
-#if defined(__x86_64__) || defined(__i386__)
-  return __rdtsc();
-#else
-  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-#endif
-}
 
 double thread_cpu_seconds() {
   std::timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
 }
-
-// One direction: a FIFO of preallocated slots; each datagram leaves after
-// the previous one finished serialising and arrives `delay` later. Lossless:
-// running out of slots is a harness error.
-class Link {
- public:
-  Link(std::size_t slots, double rate_bits_per_s, Duration delay)
-      : slots_(slots),
-        storage_(new std::byte[slots * kSlotBytes]),  // untouched until used
-        rate_(rate_bits_per_s),
-        delay_(delay) {}
-
-  std::span<std::byte> next_slot() {
-    return {storage_.get() + ((head_ + count_) % slots_.size()) * kSlotBytes, kSlotBytes};
-  }
-  void commit(std::size_t bytes, Instant now) {
-    if (count_ == slots_.size()) {
-      std::fprintf(stderr, "bench/core: link overflow (%zu slots)\n", slots_.size());
-      std::abort();
-    }
-    Slot& s = slots_[(head_ + count_) % slots_.size()];
-    s.size = bytes;
-    const Instant start = std::max(now, free_at_);
-    free_at_ = start + Duration(static_cast<Duration::rep>(double(bytes) * 8 / rate_ * 1e6));
-    s.arrival = free_at_ + delay_;
-    ++count_;
-  }
-  std::optional<Instant> next_arrival() const {
-    if (count_ == 0) return std::nullopt;
-    return slots_[head_].arrival;
-  }
-  std::optional<std::span<std::byte>> arrived(Instant now) {
-    if (count_ == 0 || slots_[head_].arrival > now) return std::nullopt;
-    return std::span<std::byte>(storage_.get() + head_ * kSlotBytes, slots_[head_].size);
-  }
-  void pop() {
-    head_ = (head_ + 1) % slots_.size();
-    --count_;
-  }
-  bool empty() const { return count_ == 0; }
-
- private:
-  struct Slot {
-    std::size_t size = 0;
-    Instant arrival{};
-  };
-  std::vector<Slot> slots_;
-  std::unique_ptr<std::byte[]> storage_;
-  double rate_;
-  Duration delay_;
-  Instant free_at_{};
-  std::size_t head_ = 0;
-  std::size_t count_ = 0;
-};
 
 struct PairConfig {
   bool null_protection = true;
@@ -145,169 +73,83 @@ struct PairConfig {
   std::size_t link_slots = 32768;  // per direction; pages touched only when used
 };
 
-// The two connections, the links between them and the two applications:
+test_support::MemoryPairConfig memory_pair_config(const PairConfig& pc) {
+  test_support::MemoryPairConfig c;
+  c.client.stream_send_buffer_bytes = pc.send_buffer_bytes;
+  c.hub.max_incoming_streams = pc.max_streams + 16;
+  c.hub.stream_receive_window_bytes = pc.hub_stream_window_bytes;
+  c.hub.connection_receive_window_bytes = pc.hub_connection_window_bytes;
+  c.null_protection = pc.null_protection;
+  c.rate_bits_per_s = pc.rate_bits_per_s;
+  c.one_way = pc.one_way;
+  c.link_slots = pc.link_slots;
+  c.enter_side = &set_side;
+  return c;
+}
+
+// The two applications on the in-memory pair (tests/support/memory_pair.h):
 // the client fills its writing streams whenever StreamWritable says there is
 // room; the hub reads every StreamReadable at once and (if set) answers each
 // stream it accepts. Event-driven on both sides, so nothing per step scans
 // the streams.
-class Pair {
+class Pair : public test_support::MemoryPair {
  public:
   explicit Pair(const PairConfig& pc)
-      : to_hub_(pc.link_slots, pc.rate_bits_per_s, pc.one_way),
-        to_client_(pc.link_slots, pc.rate_bits_per_s, pc.one_way),
+      : MemoryPair(memory_pair_config(pc)),
         source_(64 * 1024),
         sink_(64 * 1024),
         writer_(2 * pc.max_streams + 16, false),
         hub_read_per_stream_(pc.max_streams + 16, 0) {
     for (std::size_t i = 0; i < source_.size(); ++i) source_[i] = static_cast<std::byte>(i * 7);
-    ConnectionConfig client;
-    client.is_client = true;
-    client.stream_send_buffer_bytes = pc.send_buffer_bytes;
-    ConnectionConfig hub;
-    hub.is_client = false;
-    hub.max_incoming_streams = pc.max_streams + 16;
-    hub.stream_receive_window_bytes = pc.hub_stream_window_bytes;
-    hub.connection_receive_window_bytes = pc.hub_connection_window_bytes;
-    auto protection = [&]() -> std::unique_ptr<tunnel::PacketProtection> {
-      if (pc.null_protection) return std::make_unique<tunnel::NullProtection>();
-      return std::make_unique<tunnel::TestProtection>(kKey);
-    };
-    set_side(kClient);
-    client_ = std::make_unique<Connection>(client, protection(), nullptr, now_);
-    set_side(kHub);
-    hub_ = std::make_unique<Connection>(hub, protection(), nullptr, now_);
-    set_side(0);
-  }
-  ~Pair() {
-    set_side(kClient);
-    client_.reset();
-    set_side(kHub);
-    hub_.reset();
-    set_side(0);
   }
 
-  StreamId open() {
-    set_side(kClient);
-    tunnel::Destination d;
-    d.address = {10, 0, 0, 1};
-    d.port = 80;
-    const StreamId id = *client_->open_stream(d, ContentClass::bulk, now_);
-    set_side(0);
-    return id;
-  }
+  StreamId open() { return open_stream(); }
   // The stream writes forever (refilled on StreamWritable).
   void start_writing(StreamId id) {
-    set_side(kClient);
+    enter(kClient);
     writer_.at(id) = true;
     fill(id);
-    set_side(0);
+    enter(kHarness);
   }
   void write_once(StreamId id, std::size_t bytes) {
-    set_side(kClient);
-    client_->stream_write(id, std::span(source_).first(bytes), now_);
-    set_side(0);
+    enter(kClient);
+    client().stream_write(id, std::span(source_).first(bytes), now());
+    enter(kHarness);
   }
   void set_answer_bytes(std::size_t bytes) { answer_bytes_ = bytes; }
 
-  void run_until_client_sent(std::uint64_t target) {
-    while (client_sent_ < target) step();
-  }
-  void run_client_datagrams(std::uint64_t datagrams) { run_until_client_sent(client_sent_ + datagrams); }
-  // Virtual time never jumps past `end` (an idle connection's next timer
-  // may be its idle timeout, 30 s away).
-  void run_for(Duration d) {
-    const Instant end = now_ + d;
-    horizon_ = end;
-    while (now_ < end) step();
-    horizon_.reset();
-  }
-  template <class Done>
-  void run_until(Done done) {
-    while (!done()) step();
-  }
-
-  std::uint64_t client_sent() const { return client_sent_; }
   std::uint64_t hub_read_bytes() const { return hub_read_; }
   std::uint64_t client_read_bytes() const { return client_read_; }
   std::uint64_t hub_opened() const { return hub_opened_; }
   const std::vector<std::uint64_t>& hub_read_per_stream() const { return hub_read_per_stream_; }
-  std::uint64_t client_ticks() const { return client_ticks_; }
-  std::uint64_t hub_ticks() const { return hub_ticks_; }
-  Connection& client() { return *client_; }
-  Connection& hub() { return *hub_; }
 
  private:
-  // Each side's work is contiguous, so its cycles can be counted apart.
-  void step() {
-    const std::uint64_t t0 = ticks();
-    set_side(kHub);
-    deliver(to_hub_, *hub_);
-    fire(*hub_);
-    hub_app();
-    flush(*hub_, to_client_, nullptr);
-    const std::uint64_t t1 = ticks();
-    set_side(kClient);
-    deliver(to_client_, *client_);
-    fire(*client_);
-    client_app();
-    flush(*client_, to_hub_, &client_sent_);
-    const std::uint64_t t2 = ticks();
-    set_side(0);
-    hub_ticks_ += t1 - t0;
-    client_ticks_ += t2 - t1;
-    // Next event: an arrival or a timer (at least 1 us ahead).
-    std::optional<Instant> next;
-    auto consider = [&](std::optional<Instant> t) {
-      if (t && (!next || *t < *next)) next = t;
-    };
-    consider(to_hub_.next_arrival());
-    consider(to_client_.next_arrival());
-    consider(client_->next_timeout());
-    consider(hub_->next_timeout());
-    const Instant floor = now_ + us(1);
-    now_ = next && *next > floor ? *next : floor;
-    if (horizon_ && now_ > *horizon_) now_ = std::max(*horizon_, floor);
-  }
-
-  void deliver(Link& link, Connection& c) {
-    while (auto d = link.arrived(now_)) {
-      c.on_datagram(*d, now_);
-      link.pop();
-    }
-  }
-  void fire(Connection& c) {
-    if (auto t = c.next_timeout(); t && *t <= now_) c.on_timeout(now_);
-  }
-  void flush(Connection& c, Link& link, std::uint64_t* counter) {
-    while (auto t = c.poll_transmit(now_, link.next_slot())) {
-      link.commit(t->bytes, now_);
-      if (counter) ++*counter;
-    }
-  }
   void fill(StreamId id) {
-    while (client_->stream_write(id, source_, now_) > 0) {
+    while (client().stream_write(id, source_, now()) > 0) {
     }
   }
-  void client_app() {
-    while (auto e = client_->poll_event()) {
+  void client_app() override {
+    Connection& c = client();
+    while (auto e = c.poll_event()) {
       if (auto* r = std::get_if<tunnel::StreamReadable>(&*e)) {
         bool fin = false;
-        while (std::size_t n = client_->stream_read(r->id, sink_, &fin, now_)) client_read_ += n;
+        while (std::size_t n = c.stream_read(r->id, sink_, &fin, now())) client_read_ += n;
       } else if (auto* w = std::get_if<tunnel::StreamWritable>(&*e)) {
         if (w->id < writer_.size() && writer_[w->id]) fill(w->id);
       }
     }
   }
-  void hub_app() {
-    while (auto e = hub_->poll_event()) {
+  void hub_app() override {
+    Connection& h = hub();
+    while (auto e = h.poll_event()) {
       if (auto* o = std::get_if<tunnel::StreamOpened>(&*e)) {
         ++hub_opened_;
-        if (answer_bytes_ > 0) hub_->stream_write(o->id, std::span(source_).first(answer_bytes_), now_);
+        if (answer_bytes_ > 0) h.stream_write(o->id, std::span(source_).first(answer_bytes_), now());
       } else if (auto* r = std::get_if<tunnel::StreamReadable>(&*e)) {
         bool fin = false;
         std::uint64_t& per_stream = hub_read_per_stream_[std::min<std::size_t>(
             r->id / 2, hub_read_per_stream_.size() - 1)];
-        while (std::size_t n = hub_->stream_read(r->id, sink_, &fin, now_)) {
+        while (std::size_t n = h.stream_read(r->id, sink_, &fin, now())) {
           hub_read_ += n;
           per_stream += n;
         }
@@ -315,23 +157,14 @@ class Pair {
     }
   }
 
-  Instant now_{};
-  std::optional<Instant> horizon_;
-  Link to_hub_;
-  Link to_client_;
-  std::unique_ptr<Connection> client_;
-  std::unique_ptr<Connection> hub_;
   std::vector<std::byte> source_;
   std::vector<std::byte> sink_;
   std::vector<bool> writer_;                          // by client stream id
   std::vector<std::uint64_t> hub_read_per_stream_;    // by client stream id / 2
   std::size_t answer_bytes_ = 0;
-  std::uint64_t client_sent_ = 0;
   std::uint64_t hub_read_ = 0;
   std::uint64_t client_read_ = 0;
   std::uint64_t hub_opened_ = 0;
-  std::uint64_t client_ticks_ = 0;
-  std::uint64_t hub_ticks_ = 0;
 };
 
 // Every repetition's numbers, for the summary's medians: key "case/N/metric".
@@ -393,8 +226,8 @@ void packet_bench(benchmark::State& state, bool null_protection, bool all_active
   const std::vector<std::uint64_t> per_stream_before = p.hub_read_per_stream();
   const std::uint64_t sent_before = p.client_sent();
   const std::uint64_t read_before = p.hub_read_bytes();
-  const std::uint64_t client_ticks_before = p.client_ticks();
-  const std::uint64_t hub_ticks_before = p.hub_ticks();
+  const std::uint64_t client_ticks_before = p.client_cycles();
+  const std::uint64_t hub_ticks_before = p.hub_cycles();
   std::uint64_t target = sent_before;
   // EGW_ALLOC_DEBUG=1 names each allocation in the measurement on stderr
   // (tests/alloc/counting_allocator.cc; slow, so only for diagnosis).
@@ -402,7 +235,7 @@ void packet_bench(benchmark::State& state, bool null_protection, bool all_active
   if (diagnose) alloc_test::warm_up_attribution();
   counters().attributing = diagnose;
   const double cpu_start = thread_cpu_seconds();
-  const std::uint64_t ticks_start = ticks();
+  const std::uint64_t ticks_start = cycles();
   // Allocations are counted inside the loop body: Google Benchmark's own
   // bookkeeping when the loop starts and ends allocates.
   std::uint64_t allocations = 0;
@@ -411,14 +244,14 @@ void packet_bench(benchmark::State& state, bool null_protection, bool all_active
     p.run_until_client_sent(++target);
     allocations += counters().allocations - before;
   }
-  const std::uint64_t ticks_total = ticks() - ticks_start;
+  const std::uint64_t ticks_total = cycles() - ticks_start;
   const double cpu = thread_cpu_seconds() - cpu_start;
   counters().attributing = false;
 
   const double packets = double(p.client_sent() - sent_before);
   const double ns_both = cpu * 1e9 / packets;
-  const double client_share = double(p.client_ticks() - client_ticks_before) / double(ticks_total);
-  const double hub_share = double(p.hub_ticks() - hub_ticks_before) / double(ticks_total);
+  const double client_share = double(p.client_cycles() - client_ticks_before) / double(ticks_total);
+  const double hub_share = double(p.hub_cycles() - hub_ticks_before) / double(ticks_total);
   std::size_t served = 0;
   for (std::size_t i = 0; i < per_stream_before.size(); ++i) {
     if (p.hub_read_per_stream()[i] > per_stream_before[i]) ++served;
@@ -446,18 +279,18 @@ void open_bench(benchmark::State& state, bool null_protection) {
     const double cpu_start = thread_cpu_seconds();
     for (std::size_t i = 0; i < n; ++i) p.open();
     const double cpu_opened = thread_cpu_seconds();
-    const std::uint64_t ticks_start = ticks();
-    const std::uint64_t client_ticks_before = p.client_ticks();
-    const std::uint64_t hub_ticks_before = p.hub_ticks();
+    const std::uint64_t ticks_start = cycles();
+    const std::uint64_t client_ticks_before = p.client_cycles();
+    const std::uint64_t hub_ticks_before = p.hub_cycles();
     p.run_until([&] { return p.hub_opened() == n; });
     p.run_for(ms(100));  // the last ACKs (delayed ACK timers) settle
-    const std::uint64_t ticks_total = ticks() - ticks_start;
+    const std::uint64_t ticks_total = cycles() - ticks_start;
     const double cpu_end = thread_cpu_seconds();
     api = cpu_opened - cpu_start;
     total = cpu_end - cpu_start;
     const double wire = cpu_end - cpu_opened;
-    client = api + wire * double(p.client_ticks() - client_ticks_before) / double(ticks_total);
-    hub = wire * double(p.hub_ticks() - hub_ticks_before) / double(ticks_total);
+    client = api + wire * double(p.client_cycles() - client_ticks_before) / double(ticks_total);
+    hub = wire * double(p.hub_cycles() - hub_ticks_before) / double(ticks_total);
   }
   const std::string key = case_key("open", null_protection, nullptr, n);
   record(state, key, "open_api_ms", api * 1e3);

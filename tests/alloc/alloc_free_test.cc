@@ -1,224 +1,92 @@
 // The packet path allocates nothing in steady state, and an idle stream is
 // small. Runs two Connections over a lossless in-memory link (rate + delay,
-// preallocated slots) with a counting global operator new (this binary
-// only, see counting_allocator.h), warms up, then counts.
+// preallocated slots; tests/support/memory_pair.h) with a counting global
+// operator new (this binary only, see counting_allocator.h), warms up, then
+// counts.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdio>
-#include <cstring>
-#include <memory>
-#include <optional>
+#include <span>
 #include <vector>
 
 #include "tests/alloc/counting_allocator.h"
-#include "tests/support/test_protection.h"
-#include "tunnel/connection.h"
+#include "tests/support/memory_pair.h"
 
 namespace egw::alloc_test {
 namespace {
 
 using tunnel::Connection;
-using tunnel::ConnectionConfig;
 
-inline constexpr std::uint64_t kKey = 0x5eed'cafe'f00d'1234;
-inline constexpr std::size_t kSlotBytes = 2048;
-
-// Sends a datagram from `c` into `buffer`; its length, or nullopt.
-std::optional<std::size_t> transmit(Connection& c, Instant now, std::span<std::byte> buffer) {
-  auto t = c.poll_transmit(now, buffer);
-  if (!t) return std::nullopt;
-  return t->bytes;
-}
-
-// One direction: a FIFO of preallocated slots; each datagram leaves after
-// the previous one finished serialising and arrives `delay` later.
-class Link {
+// The applications on the in-memory pair (tests/support/memory_pair.h):
+// client streams write a pattern forever; the hub reads everything.
+class Harness : public test_support::MemoryPair {
  public:
-  Link(std::size_t slots, double rate_bits_per_s, Duration delay)
-      : slots_(slots), rate_(rate_bits_per_s), delay_(delay) {}
-
-  std::span<std::byte> next_slot() { return slots_[(head_ + count_) % slots_.size()].bytes; }
-  void commit(std::size_t bytes, Instant now) {
-    ASSERT_LT(count_, slots_.size()) << "link overflow";
-    Slot& s = slots_[(head_ + count_) % slots_.size()];
-    s.size = bytes;
-    const Instant start = std::max(now, free_at_);
-    free_at_ = start + Duration(static_cast<Duration::rep>(bytes * 8 / rate_ * 1e6));
-    s.arrival = free_at_ + delay_;
-    ++count_;
-  }
-  std::optional<Instant> next_arrival() const {
-    if (count_ == 0) return std::nullopt;
-    return slots_[head_].arrival;
-  }
-  // The front datagram if it has arrived by `now` (mutable: opened in place).
-  std::optional<std::span<std::byte>> arrived(Instant now) {
-    if (count_ == 0 || slots_[head_].arrival > now) return std::nullopt;
-    return std::span<std::byte>(slots_[head_].bytes).first(slots_[head_].size);
-  }
-  void pop() {
-    head_ = (head_ + 1) % slots_.size();
-    --count_;
-  }
-
- private:
-  struct Slot {
-    std::array<std::byte, kSlotBytes> bytes{};
-    std::size_t size = 0;
-    Instant arrival{};
-  };
-  std::vector<Slot> slots_;
-  double rate_;
-  Duration delay_;
-  Instant free_at_{};
-  std::size_t head_ = 0;
-  std::size_t count_ = 0;
-};
-
-// Client streams write a pattern forever; the hub reads everything.
-class Harness {
- public:
-  explicit Harness(bool null_protection = false, double rate_bits_per_s = 200e6,
-                   Duration one_way = ms(5))
-      : to_hub_(8192, rate_bits_per_s, one_way),
-        to_client_(8192, rate_bits_per_s, one_way),
-        source_(64 * 1024),
-        sink_(64 * 1024) {
-    ConnectionConfig client;
-    client.is_client = true;
-    ConnectionConfig hub;
-    hub.is_client = false;
+  Harness() : MemoryPair(config()), source_(64 * 1024), sink_(64 * 1024) {
     for (std::size_t i = 0; i < source_.size(); ++i) source_[i] = static_cast<std::byte>(i * 7);
-    auto protection = [&]() -> std::unique_ptr<tunnel::PacketProtection> {
-      if (null_protection) return std::make_unique<tunnel::NullProtection>();
-      return std::make_unique<tunnel::TestProtection>(kKey);
-    };
-    {
-      SideScope s(1);
-      client_ = std::make_unique<Connection>(client, protection(), nullptr, now_);
-    }
-    {
-      SideScope s(2);
-      hub_ = std::make_unique<Connection>(hub, protection(), nullptr, now_);
-    }
   }
 
   // Every stream the hub accepts gets this many bytes back.
   void set_answer_bytes(std::size_t bytes) { answer_bytes_ = bytes; }
   // A one-off request on a stream.
   void write_once(StreamId id, std::size_t bytes) {
-    SideScope s(1);
-    client_->stream_write(id, std::span(source_).first(bytes), now_);
+    SideScope s(kClient);
+    client().stream_write(id, std::span(source_).first(bytes), now());
   }
 
   StreamId open(bool writing) {
-    SideScope s(1);
-    tunnel::Destination d;
-    d.address = {10, 0, 0, 1};
-    d.port = 80;
-    const StreamId id = *client_->open_stream(d, ContentClass::bulk, now_);
+    const StreamId id = open_stream();
     if (writing) writers_[writer_count_++] = id;
     return id;
   }
 
-  // Advances virtual time event by event until the client has sent
-  // `datagrams` more datagrams.
-  void run_client_datagrams(std::uint64_t datagrams) {
-    const std::uint64_t target = client_sent_ + datagrams;
-    while (client_sent_ < target) step();
-  }
-  void run_for(Duration d) {
-    const Instant end = now_ + d;
-    while (now_ < end) step();
-  }
-
-  std::uint64_t client_sent() const { return client_sent_; }
   std::uint64_t hub_read_bytes() const { return hub_read_; }
   // Bytes the hub read on the i-th stream it accepted.
   std::uint64_t hub_read_bytes(std::size_t i) const { return read_per_stream_[i]; }
-  Connection& client() { return *client_; }
-  Connection& hub() { return *hub_; }
 
  private:
-  void step() {
-    deliver(to_hub_, *hub_, 2);
-    deliver(to_client_, *client_, 1);
-    fire(*client_, 1);
-    fire(*hub_, 2);
-    apps();
-    flush(*client_, to_hub_, 1, &client_sent_);
-    flush(*hub_, to_client_, 2, nullptr);
-    // Next event: an arrival or a timer (at least 1 us ahead).
-    std::optional<Instant> next;
-    auto consider = [&](std::optional<Instant> t) {
-      if (t && (!next || *t < *next)) next = t;
-    };
-    consider(to_hub_.next_arrival());
-    consider(to_client_.next_arrival());
-    consider(client_->next_timeout());
-    consider(hub_->next_timeout());
-    const Instant floor = now_ + us(1);
-    now_ = next && *next > floor ? *next : floor;
+  static test_support::MemoryPairConfig config() {
+    test_support::MemoryPairConfig c;
+    c.null_protection = false;
+    c.rate_bits_per_s = 200e6;
+    c.one_way = ms(5);
+    c.link_slots = 8192;
+    c.enter_side = &set_side;
+    return c;
   }
 
-  void deliver(Link& link, Connection& c, int side) {
-    SideScope s(side);
-    while (auto d = link.arrived(now_)) {
-      c.on_datagram(*d, now_);
-      link.pop();
-    }
-  }
-  void fire(Connection& c, int side) {
-    SideScope s(side);
-    if (auto t = c.next_timeout(); t && *t <= now_) c.on_timeout(now_);
-  }
-  void flush(Connection& c, Link& link, int side, std::uint64_t* counter) {
-    SideScope s(side);
-    while (auto n = transmit(c, now_, link.next_slot())) {
-      link.commit(*n, now_);
-      if (counter) ++*counter;
-    }
-  }
-  void apps() {
-    {
-      SideScope s(1);
-      while (auto e = client_->poll_event()) {
-        if (auto* r = std::get_if<tunnel::StreamReadable>(&*e)) {
-          bool fin = false;
-          while (client_->stream_read(r->id, sink_, &fin, now_) > 0) {
-          }
-        }
-      }
-      for (std::size_t i = 0; i < writer_count_; ++i) {
-        while (client_->stream_write(writers_[i], source_, now_) > 0) {
+  void client_app() override {
+    Connection& c = client();
+    while (auto e = c.poll_event()) {
+      if (auto* r = std::get_if<tunnel::StreamReadable>(&*e)) {
+        bool fin = false;
+        while (c.stream_read(r->id, sink_, &fin, now()) > 0) {
         }
       }
     }
-    SideScope s(2);
-    while (auto e = hub_->poll_event()) {
+    for (std::size_t i = 0; i < writer_count_; ++i) {
+      while (c.stream_write(writers_[i], source_, now()) > 0) {
+      }
+    }
+  }
+  void hub_app() override {
+    Connection& h = hub();
+    while (auto e = h.poll_event()) {
       if (auto* o = std::get_if<tunnel::StreamOpened>(&*e)) {
         readers_[reader_count_++] = o->id;
         // A short answer, so the hub's sending side has been used too.
-        if (answer_bytes_ > 0) {
-          hub_->stream_write(o->id, std::span(source_).first(answer_bytes_), now_);
-        }
+        if (answer_bytes_ > 0) h.stream_write(o->id, std::span(source_).first(answer_bytes_), now());
       }
     }
     for (std::size_t i = 0; i < reader_count_; ++i) {
       bool fin = false;
-      while (std::size_t n = hub_->stream_read(readers_[i], sink_, &fin, now_)) {
+      while (std::size_t n = h.stream_read(readers_[i], sink_, &fin, now())) {
         hub_read_ += n;
         read_per_stream_[i] += n;
       }
     }
   }
 
-  Instant now_{};
-  Link to_hub_;
-  Link to_client_;
-  std::unique_ptr<Connection> client_;
-  std::unique_ptr<Connection> hub_;
   std::vector<std::byte> source_;
   std::vector<std::byte> sink_;
   std::array<StreamId, 64> writers_{};
@@ -226,13 +94,11 @@ class Harness {
   std::array<StreamId, 1024> readers_{};
   std::size_t reader_count_ = 0;
   std::array<std::uint64_t, 1024> read_per_stream_{};
-  std::uint64_t client_sent_ = 0;
   std::uint64_t hub_read_ = 0;
   std::size_t answer_bytes_ = 0;
 };
 
 std::uint64_t allocations() { return counters().allocations; }
-
 
 struct Counts {
   std::uint64_t packets = 0;
@@ -308,7 +174,7 @@ TEST(AllocFree, IdleStreamHoldsAtMostOneKilobytePerSide) {
   Harness h;
   h.set_answer_bytes(kExchangeBytes);
   h.write_once(h.open(false), kExchangeBytes);  // the ensemble and first-stream state exist
-  h.run_for(ms(200));
+  h.run_for(ms(200), /*stop_at_end=*/false);
   warm_up_attribution();
   counters().attributing = true;  // the ensemble's member state is reported apart
   auto live = [](int side) { return counters().live_bytes[side]; };
@@ -319,7 +185,7 @@ TEST(AllocFree, IdleStreamHoldsAtMostOneKilobytePerSide) {
   const std::int64_t before[] = {live(1) - pool(1), live(2) - pool(2), live(1 + kSides),
                                  live(2 + kSides)};
   for (std::size_t i = 0; i < kStreams; ++i) h.write_once(h.open(false), kExchangeBytes);
-  h.run_for(ms(500));  // opened on both sides, data exchanged and acknowledged, quiet
+  h.run_for(ms(500), /*stop_at_end=*/false);  // opened, data exchanged and acknowledged, quiet
   counters().attributing = false;
   auto per_stream = [&](int index, std::int64_t now_bytes) {
     return double(now_bytes - before[index]) / double(kStreams);

@@ -12,18 +12,8 @@ namespace egw::scenarios {
 
 namespace {
 
-sim::PathConfig path_of(const AppLimitedParams& p) {
-  sim::PathConfig path;
-  path.bottleneck_bits_per_second = p.bottleneck_bits_per_second;
-  path.one_way_delay = p.one_way_delay;
-  path.queue_limit_packets = p.queue_limit_packets;
-  path.packet_bytes = p.packet_bytes;
-  path.max_pairs = 1;
-  return path;
-}
-
 AppLimitedCase run_case(const AppLimitedParams& p, bool app_limited) {
-  sim::Scenario s(path_of(p));
+  sim::Scenario s(p.path.path_config());
   sim::PairConfig pc;
   pc.initial_window_packets = p.initial_window_packets;
   if (!app_limited) {
@@ -58,8 +48,8 @@ AppLimitedCase run_case(const AppLimitedParams& p, bool app_limited) {
   c.final_cwnd = sender.stats().ensemble.cwnd_bytes;
   c.bytes_read = stream.bytes_read();
   c.mismatches = stream.mismatches();
-  c.bound = std::max<ByteCount>(p.initial_window_packets * p.packet_bytes, 2 * c.max_in_flight) +
-            3 * p.packet_bytes;
+  const ByteCount packet = p.path.packet_bytes;
+  c.bound = std::max<ByteCount>(p.initial_window_packets * packet, 2 * c.max_in_flight) + 3 * packet;
   return c;
 }
 
@@ -89,7 +79,7 @@ std::string report_app_limited(const AppLimitedResult& r) {
   out << line;
   out << "  case          max in flight   max cwnd      final cwnd    goal: cwnd <= max(IW, 2 x flight) + 3 pkts\n";
   for (const AppLimitedCase* c : {&r.app_limited, &r.rwnd_limited}) {
-    const double pkt = static_cast<double>(p.packet_bytes);
+    const double pkt = static_cast<double>(p.path.packet_bytes);
     std::snprintf(line, sizeof line,
                   "  %-12s %9.1f pkts %9.1f pkts %9.1f pkts   bound %.1f pkts: %s (read %llu B, mismatches %llu)\n",
                   c->name.c_str(), static_cast<double>(c->max_in_flight) / pkt,

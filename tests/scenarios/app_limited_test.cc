@@ -50,7 +50,7 @@ void expect_validated(const AppLimitedCase& c, ByteCount packet) {
 TEST_F(ScenarioAppLimited, OnePacketPerRttLeavesCwndNearTheInitialWindow) {
   const AppLimitedCase& c = result_->app_limited;
   EXPECT_EQ(c.bytes_read, result_->params.app_write_bytes * result_->params.app_writes);
-  expect_validated(c, result_->params.packet_bytes);
+  expect_validated(c, result_->params.path.packet_bytes);
 }
 
 TEST_F(ScenarioAppLimited, ReceiverLimitedSenderDoesNotGrowCwndFarBeyondItsFlight) {
@@ -60,7 +60,7 @@ TEST_F(ScenarioAppLimited, ReceiverLimitedSenderDoesNotGrowCwndFarBeyondItsFligh
                            to_seconds(result_->params.rwnd_read_period);
   EXPECT_LE(static_cast<double>(c.bytes_read),
             read_rate * to_seconds(result_->params.rwnd_duration) + 2.0 * 65536);
-  expect_validated(c, result_->params.packet_bytes);
+  expect_validated(c, result_->params.path.packet_bytes);
 }
 
 }  // namespace

@@ -11,20 +11,14 @@
 namespace egw::scenarios {
 
 std::uint64_t IdleRestartResult::bound_packets() const {
-  const std::uint64_t half = cwnd_before_restart / params.packet_bytes / 2;
+  const std::uint64_t half = cwnd_before_restart / params.path.packet_bytes / 2;
   return std::max<std::uint64_t>(params.initial_window_packets, half) + 2;
 }
 
 IdleRestartResult run_idle_restart(const IdleRestartParams& p) {
   IdleRestartResult r;
   r.params = p;
-  sim::PathConfig path;
-  path.bottleneck_bits_per_second = p.bottleneck_bits_per_second;
-  path.one_way_delay = p.one_way_delay;
-  path.queue_limit_packets = p.queue_limit_packets;
-  path.packet_bytes = p.packet_bytes;
-  path.max_pairs = 1;
-  sim::Scenario s(path);
+  sim::Scenario s(p.path.path_config());
   r.describe = s.describe();
   sim::PairConfig pc;
   pc.initial_window_packets = p.initial_window_packets;
@@ -88,7 +82,8 @@ std::string report_idle_restart(const IdleRestartResult& r) {
                 "  cwnd before the restart %.0f pkts; first %.0f ms: %llu packets (goal <= %llu), "
                 "%llu low priority (goal >= %lld), at most %llu at one instant (goal <= %u), %llu "
                 "drops\n",
-                static_cast<double>(r.cwnd_before_restart) / static_cast<double>(p.packet_bytes),
+                static_cast<double>(r.cwnd_before_restart) /
+                    static_cast<double>(p.path.packet_bytes),
                 to_seconds(p.first_rtt) * 1e3, static_cast<unsigned long long>(r.packets_first_rtt),
                 static_cast<unsigned long long>(r.bound_packets()),
                 static_cast<unsigned long long>(r.low_priority_first_rtt),

@@ -25,14 +25,12 @@
 #include <string>
 
 #include "common/units.h"
+#include "tests/scenarios/dumbbell.h"
 
 namespace egw::scenarios {
 
 struct IdleRestartParams {
-  std::uint64_t bottleneck_bits_per_second = 10'000'000;
-  Duration one_way_delay = ms(50);
-  std::size_t queue_limit_packets = 102;
-  ByteCount packet_bytes = 1200;
+  DumbbellParams path{.queue_limit_packets = 102};
   std::uint32_t initial_window_packets = 10;
   ByteCount chunk_bytes = 10'000'000;
   // Chunk 2 is written this long after chunk 1: 1 h of silence after chunk 1

@@ -24,14 +24,7 @@ Outcome run_once(const RwndJoinParams& p, congestion::CouplingMode coupling, std
   const Instant long_at = instant_at(random_offset(rng, p.long_window_from, p.start_window));
   const Instant join_at = instant_at(random_offset(rng, p.short_window_from, p.start_window));
 
-  sim::PathConfig path;
-  path.bottleneck_bits_per_second = p.bottleneck_bits_per_second;
-  path.one_way_delay = p.one_way_delay;
-  path.queue_limit_packets = p.queue_limit_packets;
-  path.packet_bytes = p.packet_bytes;
-  path.max_pairs = 1;
-  path.seed = seed;
-  sim::Scenario s(path);
+  sim::Scenario s(p.path.path_config(1, seed));
   if (describe) *describe = s.describe();
   sim::PairConfig pc;
   pc.coupling = coupling;
@@ -58,7 +51,7 @@ Outcome run_once(const RwndJoinParams& p, congestion::CouplingMode coupling, std
 
   Outcome o;
   o.fct = short_stream.completion_time();
-  const Duration rtt = 2 * p.one_way_delay;
+  const Duration rtt = 2 * p.path.one_way_delay;
   o.first_rtt = trace.window(join_at, join_at + rtt);
   o.until_done = trace.window(join_at, done + ms(1));
   o.packets_before_join = trace.window(join_at - ms(1'000), join_at).packets;
@@ -126,7 +119,7 @@ std::string report_rwnd_join(const RwndJoinResult& r) {
         << "  (both streams; coupled < half of uncoupled)\n"
         << "    drops in the first RTT " << format_stats(v->drops_first_rtt, 1.0, "", 1)
         << "  (coupled: at most 1), max queue " << format_stats(v->max_queue_first_rtt, 1.0, "", 1) << " of "
-        << p.queue_limit_packets << "\n"
+        << p.path.queue_limit_packets << "\n"
         << "    drops until the short stream completed " << format_stats(v->drops_until_done, 1.0, "", 1)
         << "\n    sender packets in the second before the join (long stream) "
         << format_stats(v->packets_before_join, 1.0, "", 1) << "\n";

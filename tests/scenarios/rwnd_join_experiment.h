@@ -28,15 +28,13 @@
 #include <string>
 
 #include "common/units.h"
+#include "tests/scenarios/dumbbell.h"
 #include "tests/scenarios/seed_stats.h"
 
 namespace egw::scenarios {
 
 struct RwndJoinParams {
-  std::uint64_t bottleneck_bits_per_second = 10'000'000;
-  Duration one_way_delay = ms(50);
-  std::size_t queue_limit_packets = 20;
-  ByteCount packet_bytes = 1200;
+  DumbbellParams path{.queue_limit_packets = 20};
   std::uint32_t initial_window_packets = 10;
   ByteCount long_bytes = 100'000'000;
   ByteCount stream_window_bytes = 64 * 1024;

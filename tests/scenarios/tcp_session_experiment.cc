@@ -26,14 +26,7 @@ struct RunTotals {
 
 RunTotals run_once(const TcpSessionParams& p, bool era, std::size_t pairs, CouplingMode coupling,
                    std::uint64_t seed, std::string* describe) {
-  sim::PathConfig path;
-  path.bottleneck_bits_per_second = p.bottleneck_bits_per_second;
-  path.one_way_delay = p.one_way_delay;
-  path.queue_limit_packets = p.queue_limit_packets;
-  path.packet_bytes = p.packet_bytes;
-  path.max_pairs = std::max(pairs, p.max_pairs);
-  path.seed = seed;
-  sim::Scenario s(path);
+  sim::Scenario s(p.path.path_config(std::max(pairs, p.max_pairs), seed));
   if (describe) *describe = s.describe();
 
   sim::PairConfig config;

@@ -17,15 +17,15 @@
 #include <vector>
 
 #include "common/units.h"
+#include "tests/scenarios/dumbbell.h"
 #include "tests/scenarios/seed_stats.h"
 
 namespace egw::scenarios {
 
 struct TcpSessionParams {
-  std::uint64_t bottleneck_bits_per_second = 1'500'000;
-  Duration one_way_delay = ms(50);
-  std::size_t queue_limit_packets = 20;
-  ByteCount packet_bytes = 1024;  // the paper's 1 KB segments (Figure 1 topology)
+  // packet_bytes: the paper's 1 KB segments (Figure 1 topology).
+  DumbbellParams path{
+      .bottleneck_bits_per_second = 1'500'000, .queue_limit_packets = 20, .packet_bytes = 1024};
   std::size_t objects_per_page = 4;
   ByteCount object_bytes = 10 * 1024;
   std::size_t max_pairs = 12;

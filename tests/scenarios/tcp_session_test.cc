@@ -52,11 +52,11 @@ namespace {
 // than independent connections. The 50 % criterion is NOT met (closing note).
 double capacity_bound_seconds(const TcpSessionParams& p, std::size_t pairs) {
   const double packets_per_object = static_cast<double>(p.object_bytes) /
-                                    static_cast<double>(p.packet_bytes);
+                                    static_cast<double>(p.path.packet_bytes);
   const double wire_bytes = static_cast<double>(pairs * p.objects_per_page) * packets_per_object *
-                            static_cast<double>(p.packet_bytes + 28);
-  return wire_bytes * 8.0 / static_cast<double>(p.bottleneck_bits_per_second) +
-         2.0 * to_seconds(p.one_way_delay);
+                            static_cast<double>(p.path.packet_bytes + 28);
+  return wire_bytes * 8.0 / static_cast<double>(p.path.bottleneck_bits_per_second) +
+         2.0 * to_seconds(p.path.one_way_delay);
 }
 
 TEST(ScenarioTcpSession, SessionRunsAtCapacityAndBeatsIndependentFromNinePairs) {

@@ -31,11 +31,11 @@ Duration html_lower_bound(const WebPagesParams& web, EtcpPage page) {
   for (const auto& o : etcp_page(page)) {
     if (o.is_html) html += o.size_bytes;
   }
-  const ByteCount per_packet = web.packet_bytes - kTunnelOverheadPerPacket;
+  const ByteCount per_packet = web.path.packet_bytes - kTunnelOverheadPerPacket;
   const ByteCount packets = (html + per_packet - 1) / per_packet;
-  const double wire_bits = static_cast<double>(packets * (web.packet_bytes + 28)) * 8.0;
-  const double seconds = wire_bits / static_cast<double>(web.bottleneck_bits_per_second);
-  return 2 * web.one_way_delay + us(static_cast<std::int64_t>(seconds * 1e6));
+  const double wire_bits = static_cast<double>(packets * (web.path.packet_bytes + 28)) * 8.0;
+  const double seconds = wire_bits / static_cast<double>(web.path.bottleneck_bits_per_second);
+  return 2 * web.path.one_way_delay + us(static_cast<std::int64_t>(seconds * 1e6));
 }
 
 TemporalSharingIw10Result run_temporal_sharing_iw10(bool rtt_check_first) {

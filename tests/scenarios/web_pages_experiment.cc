@@ -22,14 +22,7 @@ std::vector<WebVariant> etcp_variants() {
 }
 
 sim::PathConfig web_path_config(const WebPagesParams& params) {
-  sim::PathConfig path;
-  path.bottleneck_bits_per_second = params.bottleneck_bits_per_second;
-  path.one_way_delay = params.one_way_delay;
-  path.queue_limit_packets = params.queue_limit_packets;
-  path.packet_bytes = params.packet_bytes;
-  path.max_pairs = 1;
-  path.seed = params.seed;
-  return path;
+  return params.path.path_config(1, params.seed);
 }
 
 sim::PairConfig web_pair_config(const WebPagesParams& params, const WebVariant& variant) {

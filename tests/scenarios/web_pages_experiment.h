@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "congestion/ensemble.h"
+#include "tests/scenarios/dumbbell.h"
 #include "tests/scenarios/etcp_pages.h"
 #include "tests/sim/scenario.h"
 
@@ -55,10 +56,8 @@ WebVariant reno_bundle_variant();
 WebVariant etcp_preempt_variant();
 
 struct WebPagesParams {
-  std::uint64_t bottleneck_bits_per_second = 800'000;
-  Duration one_way_delay = ms(50);
-  std::size_t queue_limit_packets = 10;
-  ByteCount packet_bytes = 552;
+  DumbbellParams path{
+      .bottleneck_bits_per_second = 800'000, .queue_limit_packets = 10, .packet_bytes = 552};
   std::size_t max_concurrent = 4;
   sim::LinkDiscovery links = sim::LinkDiscovery::while_parsing;
   std::uint32_t initial_window_packets = 1;
