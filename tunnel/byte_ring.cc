@@ -8,33 +8,37 @@
 namespace egw::tunnel {
 
 namespace {
-constexpr std::size_t kMinCapacityBytes = 4 * 1024;
+constexpr std::size_t kMinCapacityBytes = BufferPool::kMinBlockBytes;
 }  // namespace
 
-std::vector<std::byte> BufferPool::take(std::size_t bytes) {
-  // The smallest kept block that is big enough.
-  std::size_t best = blocks_.size();
-  for (std::size_t i = 0; i < blocks_.size(); ++i) {
-    if (blocks_[i].size() >= bytes &&
-        (best == blocks_.size() || blocks_[i].size() < blocks_[best].size())) {
-      best = i;
-    }
+std::optional<std::size_t> BufferPool::size_class(std::size_t bytes) {
+  std::size_t size = kMinBlockBytes;
+  for (std::size_t c = 0; c < kClasses; ++c, size *= 2) {
+    if (bytes == size) return c;
   }
-  if (best == blocks_.size()) return std::vector<std::byte>(bytes);
-  std::vector<std::byte> block = std::move(blocks_[best]);
-  blocks_[best] = std::move(blocks_.back());
-  blocks_.pop_back();
-  bytes_ -= block.size();
-  return block;
+  return std::nullopt;
+}
+
+std::vector<std::byte> BufferPool::take(std::size_t bytes) {
+  std::size_t size = kMinBlockBytes;
+  for (std::size_t c = 0; c < kClasses; ++c, size *= 2) {
+    if (size < bytes || free_[c].empty()) continue;
+    std::vector<std::byte> block = std::move(free_[c].back());
+    free_[c].pop_back();
+    bytes_ -= block.size();
+    return block;
+  }
+  return std::vector<std::byte>(bytes);
 }
 
 void BufferPool::give(std::vector<std::byte>&& block) {
-  if (block.empty() || blocks_.size() >= kMaxBlocks || bytes_ + block.size() > kMaxBytes) {
+  const auto c = size_class(block.size());
+  if (!c || bytes_ + block.size() > kMaxBytes) {
     std::vector<std::byte>().swap(block);
     return;
   }
   bytes_ += block.size();
-  blocks_.push_back(std::move(block));
+  free_[*c].push_back(std::move(block));
 }
 
 ByteRing::~ByteRing() { release_storage(); }

@@ -11,27 +11,38 @@
 // (a reader that keeps up) does not allocate per packet.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
 namespace egw::tunnel {
 
-// Drained ring buffers kept for reuse, bounded in count and bytes.
+// Drained ring buffers kept for reuse, bounded in bytes. Rings grow by
+// doubling from 4 KB, so buffers come in power-of-two size classes and each
+// class is a free list: take and give are O(classes), and as many streams as
+// the byte bound allows can drain and refill without allocating (a bound in
+// blocks, 16 before, made 100 busy streams allocate every few thousand
+// packets).
 class BufferPool {
  public:
-  static constexpr std::size_t kMaxBlocks = 16;
   static constexpr std::size_t kMaxBytes = 2 << 20;
+  static constexpr std::size_t kMinBlockBytes = 4 * 1024;
+  static constexpr std::size_t kClasses = 16;  // 4 KB .. 128 MB
 
-  BufferPool() { blocks_.reserve(kMaxBlocks); }
-  // A buffer of at least `bytes` bytes: a kept one when one is big enough.
+  // A buffer of at least `bytes` bytes: a kept one of the smallest class
+  // that fits, else a new one of exactly `bytes`.
   std::vector<std::byte> take(std::size_t bytes);
-  // Keeps `block` for reuse unless the pool is full (then it is freed).
+  // Keeps `block` for reuse unless that would exceed kMaxBytes (then it is
+  // freed) or its size is no size class.
   void give(std::vector<std::byte>&& block);
   std::size_t bytes_held() const { return bytes_; }
 
  private:
-  std::vector<std::vector<std::byte>> blocks_;
+  static std::optional<std::size_t> size_class(std::size_t bytes);
+
+  std::array<std::vector<std::vector<std::byte>>, kClasses> free_;
   std::size_t bytes_ = 0;
 };
 
