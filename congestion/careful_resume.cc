@@ -53,7 +53,6 @@ void CarefulResume::on_sent(PacketNumber number, ByteCount bytes, bool extra) {
 std::optional<CarefulResume::Outcome> CarefulResume::on_acked(
     ByteCount acked_bytes, std::optional<PacketNumber> smallest_outstanding) {
   if (!unvalidated()) return std::nullopt;
-  acked_bytes_ += acked_bytes;
   // Slow start would have grown by every acked byte.
   clocked_window_bytes_ = std::min(jump_bytes_, clocked_window_bytes_ + acked_bytes);
   const bool unvalidated_outstanding = last_unvalidated_ && smallest_outstanding &&

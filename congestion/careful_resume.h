@@ -66,8 +66,6 @@ class CarefulResume {
   }
   ByteCount clocked_window_bytes() const { return clocked_window_bytes_; }
   ByteCount jump_bytes() const { return jump_bytes_; }
-  // ssthresh to adopt once validated (the saved one; infinite if none).
-  ByteCount saved_ssthresh_bytes() const { return saved_ssthresh_bytes_; }
   // Over how long the unvalidated part is paced: the RTT sample that passed
   // the check.
   Duration pacing_period() const { return pacing_period_; }
@@ -103,7 +101,6 @@ class CarefulResume {
   ByteCount budget_bytes_ = 0;  // extra (unvalidated) bytes not sent yet
   ByteCount clocked_window_bytes_ = 0;
   std::optional<PacketNumber> last_unvalidated_;
-  ByteCount acked_bytes_ = 0;
 };
 
 }  // namespace egw::congestion

@@ -211,7 +211,7 @@ struct Ensemble::Impl {
   void update_active(MemberId id, MemberState& m);
   void left_flight(const SentPacket& p);
   void on_join(MemberId id, Instant now);
-  void release_join_credit(const std::vector<SentPacket>& acked, std::size_t first, Instant now);
+  void release_join_credit(const std::vector<SentPacket>& acked, Instant now);
   void process_ack(Domain& d, std::span<const AckedRange> ranges, Duration ack_delay,
                    Instant now, AckOutcome& out);
   void on_lost(Domain& d, const std::vector<SentPacket>& lost, std::size_t first, Instant now,
@@ -401,12 +401,11 @@ void Ensemble::Impl::on_join(MemberId id, Instant now) {
   joins[id] = join;
 }
 
-void Ensemble::Impl::release_join_credit(const std::vector<SentPacket>& acked, std::size_t first,
-                                         Instant now) {
+void Ensemble::Impl::release_join_credit(const std::vector<SentPacket>& acked, Instant now) {
   for (auto& [id, j] : joins) {
     if (!j.clocked()) continue;
     std::uint32_t others = 0;
-    for (std::size_t i = first; i < acked.size(); ++i) others += acked[i].member != id ? 1 : 0;
+    for (const SentPacket& p : acked) others += p.member != id ? 1 : 0;
     if (others == 0) continue;
     // Seed 003 Algorithm 1 with N = 1: one packet of the share per packet of
     // the others acked; never more than a pacing burst at once.
@@ -558,7 +557,7 @@ void Ensemble::Impl::process_ack(Domain& d, std::span<const AckedRange> ranges,
   // without it).
   const bool hold = d.resume_unvalidated() || !cwnd_limited(d, prior_flight) ||
                     (coupled() && !d.law->in_slow_start() && clocked_join_running());
-  if (coupled()) release_join_credit(result.acked, 0, now);
+  if (coupled()) release_join_credit(result.acked, now);
   bool css_over = false;  // HyStart++ CSS ran CSS_ROUNDS: congestion avoidance
   if (!hold && d.hystart && d.hystart->phase() != HyStart::Phase::done &&
       d.law->ssthresh_bytes() == kInfiniteSsthresh) {
