@@ -173,7 +173,7 @@ void Connection::Impl::write_stream_frames(Stream& s, WireWriter& w, SentEntry& 
 }
 
 std::size_t Connection::Impl::seal(std::span<std::byte> buffer, std::size_t frames_bytes) {
-  const PacketHeader header{PacketType::data, 0, next_packet_number++};
+  const PacketHeader header{PacketType::data, protection->remote_index(), next_packet_number++};
   ++stats.datagrams_sent;
   return seal_packet_in_place(*protection, header, buffer, frames_bytes);
 }

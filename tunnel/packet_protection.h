@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 
@@ -20,6 +21,11 @@ class PacketProtection {
   virtual ~PacketProtection() = default;
   // Bytes seal() adds to the plaintext (the AEAD tag).
   virtual std::size_t overhead() const = 0;
+  // The receiver index to write into the header of the next sealed packet:
+  // the peer's name for the keys seal() uses (WireGuard's receiver index),
+  // so the peer finds them without trial decryption. open() reads the index
+  // of a received packet from `header` to pick its keys. 0 without sessions.
+  virtual std::uint32_t remote_index() const { return 0; }
   // Seals in place. `packet` holds the plaintext in its first
   // packet.size() - overhead() bytes; on return those bytes are the
   // ciphertext and the last overhead() bytes the tag. `header` is

@@ -1,0 +1,47 @@
+#include "tunnel/transport_parameters.h"
+
+#include "tunnel/wire_reader.h"
+#include "tunnel/wire_writer.h"
+
+namespace egw::tunnel {
+
+std::array<std::byte, TransportParameters::kEncodedBytes> encode_transport_parameters(
+    const TransportParameters& params) {
+  std::array<std::byte, TransportParameters::kEncodedBytes> out{};
+  WireWriter w(out);
+  w.write_u8(TransportParameters::kVersion);
+  w.write_u64(params.initial_max_stream_data);
+  w.write_u64(params.initial_max_data);
+  w.write_u32(params.initial_max_streams);
+  w.write_u16(params.max_datagram_bytes);
+  w.write_u32(params.idle_timeout_ms);
+  w.write_u16(params.max_ack_delay_ms);
+  w.write_u8(params.flags);
+  return out;
+}
+
+std::optional<TransportParameters> decode_transport_parameters(std::span<const std::byte> bytes,
+                                                               std::string* error) {
+  auto fail = [&](const char* why) -> std::optional<TransportParameters> {
+    if (error) *error = why;
+    return std::nullopt;
+  };
+  if (bytes.size() != TransportParameters::kEncodedBytes) return fail("wrong length");
+  WireReader r(bytes);
+  if (*r.read_u8() != TransportParameters::kVersion) return fail("unknown version");
+  TransportParameters p;
+  p.initial_max_stream_data = *r.read_u64();
+  p.initial_max_data = *r.read_u64();
+  p.initial_max_streams = *r.read_u32();
+  p.max_datagram_bytes = *r.read_u16();
+  p.idle_timeout_ms = *r.read_u32();
+  p.max_ack_delay_ms = *r.read_u16();
+  p.flags = *r.read_u8();
+  if (p.max_datagram_bytes < 1200) return fail("max_datagram_bytes below 1200");
+  if (p.max_ack_delay_ms >= 16384) return fail("max_ack_delay_ms not below 2^14");
+  if (p.idle_timeout_ms == 0) return fail("idle_timeout_ms is 0");
+  if (p.flags & ~TransportParameters::kFlagRekey) return fail("unknown flag bits");
+  return p;
+}
+
+}  // namespace egw::tunnel

@@ -1,0 +1,63 @@
+// Transport parameters: what each side tells the other in the handshake
+// (RFC 9000 section 18 in spirit), so neither assumes the other's limits.
+// The initiator sends its parameters in handshake message 1, the responder
+// in message 2, both encrypted and authenticated by Noise.
+//
+// Fixed-size encoding (kEncodedBytes, big-endian), so that handshake
+// messages have exact sizes that are checked before any cryptography
+// (WireGuard's rule):
+//   version u8 | initial_max_stream_data u64 | initial_max_data u64 |
+//   initial_max_streams u32 | max_datagram_bytes u16 | idle_timeout_ms u32 |
+//   max_ack_delay_ms u16 | flags u8
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "common/units.h"
+
+namespace egw::tunnel {
+
+struct TransportParameters {
+  static constexpr std::uint8_t kVersion = 1;
+  static constexpr std::size_t kEncodedBytes = 1 + 8 + 8 + 4 + 2 + 4 + 2 + 1;  // = 30
+
+  // Bytes the peer may send on each stream *we* receive before our first
+  // MAX_STREAM_DATA for it (our stream receive window).
+  std::uint64_t initial_max_stream_data = 1 << 20;
+  // Bytes the peer may send over all streams before our first MAX_DATA.
+  std::uint64_t initial_max_data = 16 << 20;
+  // Streams the peer may open towards us before our first MAX_STREAMS
+  // (a count of streams, not an id).
+  std::uint32_t initial_max_streams = 1024;
+  // Largest datagram (header and tag included) we accept; the peer never
+  // sends a bigger one. RFC 9000 18.2 max_udp_payload_size, minimum 1200.
+  std::uint16_t max_datagram_bytes = 1472;
+  // We close after this long without hearing from the peer; the connection
+  // uses the smaller of the two sides' values.
+  std::uint32_t idle_timeout_ms = 30'000;
+  // Longest we delay an ACK (RFC 9000 18.2 max_ack_delay; < 2^14 ms).
+  std::uint16_t max_ack_delay_ms = 25;
+  // Bit 0: this initiation rekeys the live connection instead of opening a
+  // new one (message 1 only).
+  std::uint8_t flags = 0;
+  static constexpr std::uint8_t kFlagRekey = 0x01;
+
+  bool operator==(const TransportParameters&) const = default;
+};
+
+std::array<std::byte, TransportParameters::kEncodedBytes> encode_transport_parameters(
+    const TransportParameters& params);
+
+// nullopt (with *error set when given) unless the block is exactly
+// kEncodedBytes long, of our version, and every value in range:
+// max_datagram_bytes >= 1200, max_ack_delay_ms < 16384, idle_timeout_ms > 0,
+// no unknown flag bits.
+std::optional<TransportParameters> decode_transport_parameters(std::span<const std::byte> bytes,
+                                                               std::string* error = nullptr);
+
+}  // namespace egw::tunnel
