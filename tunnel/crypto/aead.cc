@@ -1,0 +1,107 @@
+#include "tunnel/crypto/aead.h"
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace egw::tunnel::crypto {
+namespace {
+
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "egw crypto: %s failed (ChaCha20-Poly1305, OpenSSL)\n", what);
+  std::abort();
+}
+
+const unsigned char* bytes(std::span<const std::byte> s) {
+  return reinterpret_cast<const unsigned char*>(s.data());
+}
+unsigned char* bytes(std::span<std::byte> s) { return reinterpret_cast<unsigned char*>(s.data()); }
+
+// One EVP_CipherUpdate call takes an int length; datagrams are far smaller.
+int length(std::size_t size) {
+  if (size > 0x7fffffff) fail("length over 2^31");
+  return static_cast<int>(size);
+}
+
+}  // namespace
+
+void ChaChaPolyKey::noise_nonce(std::uint64_t counter, std::uint8_t (&nonce)[kNonceBytes]) {
+  for (int i = 0; i < 4; ++i) nonce[i] = 0;
+  for (int i = 0; i < 8; ++i) nonce[4 + i] = static_cast<std::uint8_t>(counter >> (8 * i));
+}
+
+ChaChaPolyKey::ChaChaPolyKey(const Key32& key) : ctx_(EVP_CIPHER_CTX_new()) {
+  if (ctx_ == nullptr) fail("EVP_CIPHER_CTX_new");
+  // Cipher and key now; the IV (and the direction) per call.
+  if (EVP_CipherInit_ex(ctx_, EVP_chacha20_poly1305(), nullptr, key.data(), nullptr, 1) != 1) {
+    fail("EVP_CipherInit_ex(key)");
+  }
+}
+
+ChaChaPolyKey::~ChaChaPolyKey() {
+  // EVP_CIPHER_CTX_free cleanses the provider's context (key and state).
+  EVP_CIPHER_CTX_free(ctx_);
+}
+
+void ChaChaPolyKey::seal(std::uint64_t counter, std::span<const std::byte> ad,
+                         std::span<std::byte> packet) {
+  std::uint8_t nonce[kNonceBytes];
+  noise_nonce(counter, nonce);
+  seal_with_nonce(nonce, ad, packet);
+}
+
+bool ChaChaPolyKey::open(std::uint64_t counter, std::span<const std::byte> ad,
+                         std::span<std::byte> packet) {
+  std::uint8_t nonce[kNonceBytes];
+  noise_nonce(counter, nonce);
+  return open_with_nonce(nonce, ad, packet);
+}
+
+void ChaChaPolyKey::seal_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
+                                    std::span<const std::byte> ad, std::span<std::byte> packet) {
+  if (packet.size() < kTagBytes) fail("seal: packet shorter than the tag");
+  const std::span<std::byte> text = packet.first(packet.size() - kTagBytes);
+  int out = 0;
+  if (EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, nonce, 1) != 1) fail("seal: init IV");
+  if (!ad.empty() && EVP_CipherUpdate(ctx_, nullptr, &out, bytes(ad), length(ad.size())) != 1) {
+    fail("seal: AD");
+  }
+  if (!text.empty() &&
+      EVP_CipherUpdate(ctx_, bytes(text), &out, bytes(text), length(text.size())) != 1) {
+    fail("seal: update");
+  }
+  if (EVP_CipherFinal_ex(ctx_, bytes(text) + text.size(), &out) != 1) fail("seal: final");
+  if (EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, kTagBytes, bytes(packet.last(kTagBytes))) !=
+      1) {
+    fail("seal: get tag");
+  }
+}
+
+bool ChaChaPolyKey::open_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
+                                    std::span<const std::byte> ad, std::span<std::byte> packet) {
+  if (packet.size() < kTagBytes) return false;
+  const std::span<std::byte> text = packet.first(packet.size() - kTagBytes);
+  int out = 0;
+  if (EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, nonce, 0) != 1) fail("open: init IV");
+  if (!ad.empty() && EVP_CipherUpdate(ctx_, nullptr, &out, bytes(ad), length(ad.size())) != 1) {
+    fail("open: AD");
+  }
+  if (!text.empty() &&
+      EVP_CipherUpdate(ctx_, bytes(text), &out, bytes(text), length(text.size())) != 1) {
+    fail("open: update");
+  }
+  if (EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_TAG, kTagBytes, bytes(packet.last(kTagBytes))) !=
+      1) {
+    fail("open: set tag");
+  }
+  if (EVP_CipherFinal_ex(ctx_, bytes(text) + text.size(), &out) != 1) {
+    ERR_clear_error();  // a forged packet must not grow the thread's error queue
+    return false;
+  }
+  return true;
+}
+
+}  // namespace egw::tunnel::crypto
