@@ -10,6 +10,7 @@ packages=(
   libboost-dev libboost-system-dev                   # Boost.Asio drivers
   libssl-dev libspdlog-dev libyaml-cpp-dev           # crypto, logs, config
   wireguard-tools iproute2 nftables                  # keys (wg genkey), netns lab
+  python3 python3-venv                               # Noise interop test (build/pyenv)
 )
 
 missing=()

@@ -210,7 +210,7 @@ void run_interop(bool we_initiate, bool with_psk) {
     const auto out = we_initiate ? payload(i) : reply(i);
     auto exchange_send = [&] {
       std::vector<std::byte> packet(out.size() + ChaChaPolyKey::kTagBytes);
-      std::memcpy(packet.data(), out.data(), out.size());
+      std::copy(out.begin(), out.end(), reinterpret_cast<std::uint8_t*>(packet.data()));
       send.seal(static_cast<std::uint64_t>(i), {}, packet);
       python.send_line(to_hex(packet));
     };
