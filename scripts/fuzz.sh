@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 dir=build-asan
-targets=(frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz)
+targets=(frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz noise_message_fuzz)
 scripts/build.sh asan "${targets[@]}"
 
 for target in "${targets[@]}"; do

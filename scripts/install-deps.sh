@@ -11,6 +11,7 @@ packages=(
   libssl-dev libspdlog-dev libyaml-cpp-dev           # crypto, logs, config
   wireguard-tools iproute2 nftables                  # keys (wg genkey), netns lab
   ethtool                                            # bench/secure_tunnel: records the veth offloads
+  python3 python3-venv                               # Noise interop test (build/pyenv)
 )
 
 missing=()

@@ -18,6 +18,9 @@ stage_done() {  # name: records the stage's wall time
 }
 
 scripts/install-deps.sh
+# build/pyenv: Python with `noiseprotocol`, for crypto_tests' Noise interop
+# test (cached; a no-op once made).
+scripts/noise-interop-env.sh
 for flavour in release asan; do
   echo "== build $flavour"
   scripts/build.sh "$flavour"

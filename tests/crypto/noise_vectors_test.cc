@@ -127,7 +127,7 @@ void replay(const Vector& v, bool responder_learns_psk_late) {
     const bool from_initiator = i % 2 == 0;
     const auto payload = from_hex(v.messages[i].first);
     std::vector<std::byte> packet(payload.size() + ChaChaPolyKey::kTagBytes);
-    std::memcpy(packet.data(), payload.data(), payload.size());
+    std::copy(payload.begin(), payload.end(), reinterpret_cast<std::uint8_t*>(packet.data()));
     std::uint64_t& counter = from_initiator ? to_responder : to_initiator;
     (from_initiator ? initiator_send : responder_send).seal(counter, {}, packet);
     EXPECT_EQ(to_hex(packet), v.messages[i].second);
