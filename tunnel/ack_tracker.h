@@ -40,9 +40,10 @@ struct AckTrackerConfig {
 
 class AckTracker {
  public:
-  // 32 blocks of 64 bits; one block is always being recycled, so
-  // (32 - 1) * 64 = 1984 numbers below the largest stay checkable.
-  static constexpr std::size_t kReplayBlocks = 32;
+  // 129 blocks of 64 bits; one block is always being recycled, so
+  // (129 - 1) * 64 = 8192 numbers below the largest stay checkable
+  // (WireGuard's window, RFC 6479).
+  static constexpr std::size_t kReplayBlocks = 129;
   static constexpr std::size_t kReplayWindowPackets = (kReplayBlocks - 1) * 64;
 
   explicit AckTracker(const AckTrackerConfig& config) : config_(config) {}

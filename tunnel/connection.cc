@@ -18,47 +18,88 @@ congestion::EnsembleConfig ensemble_config(const ConnectionConfig& config) {
   c.max_datagram_bytes = config.max_datagram_bytes;
   return c;
 }
+
+// The configuration as the connection runs it: what the peer's transport
+// parameters limit (datagram size, idle timeout) applied.
+ConnectionConfig effective_config(const ConnectionConfig& cfg) {
+  ConnectionConfig c = cfg;
+  c.max_datagram_bytes = std::min<ByteCount>(c.max_datagram_bytes, cfg.peer.max_datagram_bytes);
+  c.idle_timeout = std::min(c.idle_timeout, ms(cfg.peer.idle_timeout_ms));
+  c.ensemble = ensemble_config(c);
+  return c;
+}
 }  // namespace
+
+TransportParameters local_transport_parameters(const ConnectionConfig& config) {
+  TransportParameters p;
+  // What the receiver enforces: at least the protocol's initial credits.
+  p.initial_max_stream_data =
+      std::max<std::uint64_t>(config.stream_receive_window_bytes, kInitialStreamCreditBytes);
+  p.initial_max_data = std::max<std::uint64_t>(config.connection_receive_window_bytes,
+                                               kInitialConnectionCreditBytes);
+  p.initial_max_streams = static_cast<std::uint32_t>(
+      std::min<std::size_t>(config.max_incoming_streams, 0xffff'ffffu));
+  p.max_datagram_bytes = static_cast<std::uint16_t>(
+      std::clamp<ByteCount>(config.max_receive_datagram_bytes, 1200, 0xffff));
+  p.idle_timeout_ms = static_cast<std::uint32_t>(
+      std::clamp<std::int64_t>(config.idle_timeout.count() / 1000, 1, 0xffff'ffff));
+  p.max_ack_delay_ms = static_cast<std::uint16_t>(
+      std::clamp<std::int64_t>(config.max_ack_delay.count() / 1000, 0, 16'383));
+  return p;
+}
 
 Connection::Impl::Impl(const ConnectionConfig& cfg, std::unique_ptr<PacketProtection> prot,
                        congestion::TemporalCache* temporal_cache, Instant now)
-    : config(cfg),
+    : config(effective_config(cfg)),
       protection(std::move(prot)),
       cache(temporal_cache),
       ack_tracker(AckTrackerConfig{cfg.max_ack_delay, cfg.ack_every_packets}),
+      skip_rng{cfg.packet_number_skip_seed | 1},
       next_local_id(cfg.is_client ? 0 : 1),
+      local_max_streams(cfg.max_incoming_streams),
+      peer_max_streams(cfg.peer.initial_max_streams),
+      send_credit(cfg.peer.initial_max_data),
       recv_credit(cfg.connection_receive_window_bytes, kInitialConnectionCreditBytes),
       last_activity(now) {
-  config.ensemble = ensemble_config(cfg);
-  // The peer assumes the initial credit until told otherwise.
+  // A peer without a handshake assumes the initial credit until told otherwise.
   max_data_pending = recv_credit.maximum() > kInitialConnectionCreditBytes;
+  next_skip = 64 + skip_rng.next() % 192;
 }
 
 // ---------------------------------------------------------------- receive path
 
+// Per datagram, in this order (docs/protocol.md section 6), and nothing is
+// applied before the last step: size and layout; the anti-replay pre-check
+// on the header's number (cheap, before any cryptography); open
+// (authenticate and decrypt in place); the replay check again; parse every
+// frame; apply.
 void Connection::Impl::on_datagram(std::span<std::byte> datagram, Instant now) {
   if (closed) return;
   ++stats.datagrams_received;
+  auto drop = [&](std::uint64_t& reason) {
+    ++stats.datagrams_dropped;
+    ++reason;
+  };
+  if (datagram.size() > config.max_receive_datagram_bytes) {
+    ++stats.datagrams_oversized;
+    return drop(stats.datagrams_malformed);
+  }
+  const auto parsed = parse_packet(datagram, protection->overhead());
+  if (!parsed) return drop(stats.datagrams_forged);
+  if (!ack_tracker.is_new(parsed->header.packet_number)) return drop(stats.datagrams_duplicate);
   auto opened = open_packet(*protection, datagram);
-  if (!opened) {
-    ++stats.datagrams_dropped;
-    ++stats.datagrams_forged;
-    return;
-  }
+  if (!opened) return drop(stats.datagrams_forged);
   const PacketNumber number = opened->header.packet_number;
-  if (!ack_tracker.is_new(number)) {
-    ++stats.datagrams_dropped;
-    ++stats.datagrams_duplicate;
-    return;
-  }
+  if (!ack_tracker.is_new(number)) return drop(stats.datagrams_duplicate);
   // Two passes over the payload: check all of it, then act (a receiver never
   // acts on half a packet). Both parse into one reused Frame: no allocation.
+  // Not acknowledged either: the packet never happened as far as we know.
   const auto check = check_frames(opened->payload);
-  if (!check) {
-    // Not acknowledged either: the packet never happened as far as we know.
-    ++stats.datagrams_dropped;
-    ++stats.datagrams_malformed;
-    return;
+  if (!check) return drop(stats.datagrams_malformed);
+  if (check->ack_frames > 1) {
+    // One ACK frame per packet: more would only multiply the work per packet.
+    ++stats.datagrams_extra_ack;
+    return drop(stats.datagrams_malformed);
   }
   ack_tracker.on_packet_received(number, check->ack_eliciting, now);
   last_activity = now;
@@ -101,6 +142,8 @@ void Connection::Impl::apply_frame(const Frame& frame, Instant now) {
             s->content_class = f.content_class;
             if (ensemble) ensemble->set_class(s->id, f.content_class);
           }
+        } else if constexpr (std::is_same_v<F, MaxStreamsFrame>) {
+          on_max_streams_frame(f.maximum, now);
         } else if constexpr (std::is_same_v<F, CloseFrame>) {
           closed = true;
           events.push_back(ConnectionClosed{f.error_code, f.reason});
@@ -116,14 +159,23 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
     close_with_error(kErrorProtocolViolation, "ACK of a packet never sent");
     return;
   }
+  // RFC 9000 section 21.4: only a peer acknowledging what it never
+  // received names a number we skipped.
+  if (acks_skipped_number(f)) {
+    close_with_error(kErrorProtocolViolation, "ACK of a skipped packet number");
+    return;
+  }
   // Acks of a retired ensemble's packets: nothing is waiting for them.
   if (!ensemble) return;
   std::array<congestion::AckedRange, AckRanges::kCapacity> ranges;
   for (std::size_t i = 0; i < f.ranges.size(); ++i) {
     ranges[i] = {f.ranges[i].smallest, f.ranges[i].largest};
   }
+  // RFC 9002 section 5.3: never more than the peer's max_ack_delay, so a
+  // peer cannot drag the RTT estimate below the path's.
+  const Duration ack_delay = std::min(f.ack_delay, ms(config.peer.max_ack_delay_ms));
   const congestion::AckOutcome& outcome =
-      ensemble->on_ack(std::span(ranges).first(f.ranges.size()), f.ack_delay, now);
+      ensemble->on_ack(std::span(ranges).first(f.ranges.size()), ack_delay, now);
   acked_streams.clear();
   for (const congestion::SentPacket& p : outcome.acked) on_packet_acked(p.number);
   for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number, now);
@@ -136,22 +188,83 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
   for (StreamId id : acked_streams) {
     Stream* s = find(id);
     if (!s) continue;
+    if (!sync_accounting(*s)) return;
     if (s->send.take_writable_signal()) events.push_back(StreamWritable{id});
     update_backlog(*s, now);  // an ACK may have cancelled a retransmission
     check_stream_done(id, now);
   }
+  release_write_blocked();
 }
 
-Stream* Connection::Impl::stream_for_peer_frame(StreamId id, Instant now) {
+bool Connection::Impl::acks_skipped_number(const AckFrame& f) const {
+  const std::size_t n = std::min(skipped_count, kSkippedPacketNumbers);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const AckRange& r : f.ranges) {
+      if (r.smallest <= skipped[i] && skipped[i] <= r.largest) return true;
+    }
+  }
+  return false;
+}
+
+// Stream-level memory summed over the connection, so that neither the peer
+// (reassembly holes) nor a peer withholding credit (send buffers) can grow
+// it with the number of streams.
+bool Connection::Impl::sync_accounting(Stream& s) {
+  const std::size_t intervals = s.recv.interval_count();
+  recv_intervals = recv_intervals - s.counted_recv_intervals + intervals;
+  s.counted_recv_intervals = intervals;
+  const std::uint64_t buffered = s.send.buffered_bytes();
+  send_buffered = send_buffered - s.counted_send_bytes + buffered;
+  s.counted_send_bytes = buffered;
+  if (recv_intervals > kMaxConnectionRecvIntervals) {
+    close_with_error(kErrorExcessiveLoad, "reassembly too fragmented over the connection");
+    return false;
+  }
+  if (s.send.acked_interval_count() > kMaxSendIntervals ||
+      s.send.lost_interval_count() > kMaxSendIntervals) {
+    close_with_error(kErrorExcessiveLoad, "stream acknowledgements too fragmented");
+    return false;
+  }
+  return true;
+}
+
+void Connection::Impl::forget_accounting(Stream& s) {
+  recv_intervals -= s.counted_recv_intervals;
+  send_buffered -= s.counted_send_bytes;
+  s.counted_recv_intervals = 0;
+  s.counted_send_bytes = 0;
+}
+
+// Room came back in the connection's send budget: StreamWritable to the
+// streams it cut short, oldest first, one per kWritableQuantumBytes of room
+// (the rest wait for the next ACK), so no stream starves the others.
+void Connection::Impl::release_write_blocked() {
+  if (closed) return;
+  std::uint64_t room = config.connection_send_buffer_bytes > send_buffered
+                           ? config.connection_send_buffer_bytes - send_buffered
+                           : 0;
+  while (!write_blocked.empty() && room > 0) {
+    const StreamId id = write_blocked.front();
+    write_blocked.pop_front();
+    Stream* s = find(id);
+    if (!s || !s->connection_write_blocked) continue;
+    s->connection_write_blocked = false;
+    events.push_back(StreamWritable{id});
+    room -= std::min<std::uint64_t>(room, kWritableQuantumBytes);
+  }
+}
+
+Stream* Connection::Impl::stream_for_peer_frame(StreamId id, Instant now, bool create) {
   if (Stream* s = find(id)) return s;
   if (!is_peer_stream(id)) {
     if (id >= next_local_id) close_with_error(kErrorProtocolViolation, "frame for an unopened stream");
     return nullptr;  // one of ours, already closed
   }
   if (peer_ids_seen.contains(id / 2)) return nullptr;  // closed or reset
+  if (beyond_stream_limit(id) || !create) return nullptr;
   if (!note_peer_id(id)) return nullptr;
   if (peer_stream_count >= config.max_incoming_streams) {
-    reset_locally(id, kErrorStreamRefused, 0, 0, 0);
+    reset_locally(id, kErrorStreamRefused, 0, 0, 0, false);
     return nullptr;
   }
   return &create_stream(id, false, now);
@@ -173,9 +286,21 @@ void Connection::Impl::on_stream_open_frame(const StreamOpenFrame& f, Instant no
 }
 
 void Connection::Impl::on_stream_frame(const StreamFrame& f, Instant now) {
-  Stream* s = stream_for_peer_frame(f.stream_id, now);
+  // An empty STREAM frame without FIN for a stream we have not seen carries
+  // nothing to keep: it creates no state (it must not hold a stream slot).
+  const bool creates = !f.data.empty() || f.fin;
+  Stream* s = stream_for_peer_frame(f.stream_id, now, creates);
   if (!s) {
-    if (!closed) account_tombstone(f.stream_id, f.offset + f.data.size());
+    if (closed) return;
+    const std::uint64_t end = f.offset + f.data.size();
+    if (auto it = reset_final_sizes.find(f.stream_id); it != reset_final_sizes.end()) {
+      // Data after the peer's own RESET must agree with its final size.
+      if (end > it->second || (f.fin && end != it->second)) {
+        close_with_error(kErrorFinalSize, "stream data beyond the final size of its RESET");
+      }
+      return;
+    }
+    account_tombstone(f.stream_id, end);
     return;
   }
   const RecvStream::FrameResult result = s->recv.on_stream_frame(f.offset, f.data, f.fin);
@@ -191,6 +316,7 @@ void Connection::Impl::on_stream_frame(const StreamFrame& f, Instant now) {
       close_with_error(kErrorExcessiveLoad, "stream reassembly too fragmented");
       return;
   }
+  if (!sync_accounting(*s)) return;
   if (!recv_credit.on_received(result.new_bytes)) {
     close_with_error(kErrorFlowControl, "stream data beyond MAX_DATA");
     return;
@@ -210,13 +336,31 @@ void Connection::Impl::account_tombstone(StreamId id, std::uint64_t end) {
     return;
   }
   recv_credit.on_consumed(delta);
+  return_credit();
+}
+
+// Credit consumed without a read (reset streams, tombstones): advertise it.
+void Connection::Impl::return_credit() {
+  if (recv_credit.take_update()) max_data_pending = true;
 }
 
 void Connection::Impl::on_reset_frame(const ResetStreamFrame& f, Instant now) {
   if (auto it = tombstones.find(f.stream_id); it != tombstones.end()) {
     // The answer to (or a crossing of) our own RESET: settle the credit.
+    if (f.final_size < it->second.highest_received) {
+      close_with_error(kErrorFinalSize, "RESET final size below data received");
+      return;
+    }
     account_tombstone(f.stream_id, f.final_size);
+    if (closed) return;
     tombstones.erase(f.stream_id);
+    if (is_peer_stream(f.stream_id)) on_peer_stream_ended();
+    return;
+  }
+  if (auto it = reset_final_sizes.find(f.stream_id); it != reset_final_sizes.end()) {
+    if (it->second != f.final_size) {
+      close_with_error(kErrorFinalSize, "RESET repeated with another final size");
+    }
     return;
   }
   Stream* s = find(f.stream_id);
@@ -229,15 +373,29 @@ void Connection::Impl::on_reset_frame(const ResetStreamFrame& f, Instant now) {
       }
       return;  // already closed
     }
+    if (beyond_stream_limit(f.stream_id)) return;
     // Opened and reset before we heard of it: settle credit, answer, forget.
+    if (f.final_size > std::max<std::uint64_t>(config.stream_receive_window_bytes,
+                                               kInitialStreamCreditBytes)) {
+      close_with_error(kErrorFlowControl, "RESET final size beyond MAX_STREAM_DATA");
+      return;
+    }
     if (!note_peer_id(f.stream_id)) return;
+    peer_streams_used = std::max<std::uint64_t>(peer_streams_used, f.stream_id / 2 + 1);
     if (!recv_credit.on_received(f.final_size)) {
       close_with_error(kErrorFlowControl, "RESET final size beyond MAX_DATA");
       return;
     }
     recv_credit.on_consumed(f.final_size);
+    return_credit();
+    remember_final_size(f.stream_id, f.final_size);
     if (!queue_reset({f.stream_id, f.error_code, 0})) return;
     ensure_ensemble(now);
+    on_peer_stream_ended();
+    return;
+  }
+  if (f.final_size > s->recv.max_stream_data()) {
+    close_with_error(kErrorFlowControl, "RESET final size beyond MAX_STREAM_DATA");
     return;
   }
   if (f.final_size < s->recv.highest_received() ||
@@ -251,7 +409,8 @@ void Connection::Impl::on_reset_frame(const ResetStreamFrame& f, Instant now) {
   }
   // Nothing more will be read: all of it is consumed as far as credit goes.
   recv_credit.on_consumed(f.final_size - s->recv.read_offset());
-  if (recv_credit.take_update()) max_data_pending = true;
+  return_credit();
+  if (!s->local) remember_final_size(f.stream_id, f.final_size);
   // RESET aborts both directions: answer with our final size so the peer
   // can settle its credit too.
   if (!queue_reset({f.stream_id, f.error_code, s->send.sent_end()})) return;
@@ -268,6 +427,58 @@ bool Connection::Impl::note_peer_id(StreamId id) {
   if (peer_ids_seen.interval_count() <= kMaxPeerIdIntervals) return true;
   close_with_error(kErrorExcessiveLoad, "stream ids too sparse");
   return false;
+}
+
+void Connection::Impl::remember_final_size(StreamId id, std::uint64_t final_size) {
+  if (reset_final_sizes.size() >= kMaxResetFinalSizes) {
+    reset_final_sizes.erase(reset_final_sizes.begin());  // the oldest id
+  }
+  reset_final_sizes[id] = final_size;
+}
+
+bool Connection::Impl::beyond_stream_limit(StreamId id) {
+  if (id / 2 < local_max_streams) return false;
+  close_with_error(kErrorStreamLimit, "stream id beyond MAX_STREAMS");
+  return true;
+}
+
+void Connection::Impl::on_peer_stream_ended() {
+  ++peer_streams_ended;
+  maybe_raise_max_streams();
+}
+
+// The limit follows the streams that ended (cumulative, RFC 9000 4.6); it
+// is advertised once the peer has used half of its room, so a connection
+// with few streams never sends MAX_STREAMS.
+void Connection::Impl::maybe_raise_max_streams() {
+  const std::uint64_t target = peer_streams_ended + config.max_incoming_streams;
+  if (target <= local_max_streams) return;
+  const std::uint64_t room =
+      local_max_streams > peer_streams_used ? local_max_streams - peer_streams_used : 0;
+  if (room > config.max_incoming_streams / 2) return;
+  local_max_streams = target;
+  max_streams_pending = true;
+}
+
+void Connection::Impl::on_max_streams_frame(std::uint64_t maximum, Instant now) {
+  if (maximum <= peer_max_streams) return;
+  peer_max_streams = maximum;
+  while (!blocked_opens.empty() && blocked_opens.front() / 2 < peer_max_streams) {
+    const StreamId id = blocked_opens.front();
+    blocked_opens.pop_front();
+    if (Stream* s = find(id)) {
+      s->open_blocked = false;
+      s->open_pending = true;
+      mark_control(*s);
+      update_backlog(*s, now);
+    } else if (auto it = deferred_resets.find(id); it != deferred_resets.end()) {
+      // Reset before it was ever announced: the peer still counts the id.
+      const std::uint64_t code = it->second;
+      deferred_resets.erase(it);
+      if (!queue_reset({id, code, 0})) return;
+      ensure_ensemble(now);
+    }
+  }
 }
 
 bool Connection::Impl::queue_reset(const ResetStreamFrame& reset) {
@@ -296,7 +507,11 @@ Stream* Connection::Impl::find(StreamId id) {
 Stream& Connection::Impl::create_stream(StreamId id, bool local, Instant now) {
   ensure_ensemble(now);
   Stream& s = streams.try_emplace(id, id, local, config, &buffer_pool).first->second;
-  if (!local) ++peer_stream_count;
+  if (!local) {
+    ++peer_stream_count;
+    peer_streams_used = std::max<std::uint64_t>(peer_streams_used, id / 2 + 1);
+    maybe_raise_max_streams();
+  }
   // Tell the peer our real window if it is larger than the one it assumes.
   if (s.recv.max_stream_data() > kInitialStreamCreditBytes) {
     s.credit_pending = true;
@@ -309,7 +524,12 @@ Stream& Connection::Impl::create_stream(StreamId id, bool local, Instant now) {
 void Connection::Impl::remove_stream(StreamId id, Instant now) {
   auto it = streams.find(id);
   if (it == streams.end()) return;
-  if (!it->second.local) --peer_stream_count;
+  forget_accounting(it->second);
+  // A peer stream we reset ends when its tombstone settles (on_reset_frame).
+  if (!it->second.local) {
+    --peer_stream_count;
+    if (!tombstones.contains(id)) on_peer_stream_ended();
+  }
   if (it->second.backlogged) --backlogged_count;  // the ensemble forgets the member
   streams.erase(it);
   control_streams.erase(id);
@@ -320,12 +540,17 @@ void Connection::Impl::remove_stream(StreamId id, Instant now) {
 
 void Connection::Impl::reset_locally(StreamId id, std::uint64_t error_code,
                                      std::uint64_t sent_end, std::uint64_t highest_received,
-                                     std::uint64_t read_offset) {
+                                     std::uint64_t read_offset, bool final_size_known) {
   if (!queue_reset({id, error_code, sent_end})) return;
   // What was received but will never be read is consumed as far as credit goes.
   recv_credit.on_consumed(highest_received - read_offset);
-  if (recv_credit.take_update()) max_data_pending = true;
-  if (tombstones.size() >= kMaxResetTombstones) tombstones.erase(tombstones.begin());
+  return_credit();
+  // A known final size (the peer's FIN came) settles now: no tombstone.
+  if (final_size_known) return;
+  if (tombstones.size() >= kMaxResetTombstones) {
+    close_with_error(kErrorExcessiveLoad, "too many resets unanswered");
+    return;
+  }
   tombstones[id] = ResetTombstone{highest_received};
 }
 
@@ -337,6 +562,7 @@ void Connection::Impl::check_stream_done(StreamId id, Instant now) {
 }
 
 void Connection::Impl::after_read(Stream& s, std::size_t bytes) {
+  sync_accounting(s);  // reading only shrinks the totals: cannot close
   recv_credit.on_consumed(bytes);
   if (s.recv.take_credit_update()) {
     s.credit_pending = true;
@@ -351,8 +577,8 @@ void Connection::Impl::update_backlog(Stream& s, Instant now) {
   // The stream's own credit only: connection credit is checked once per
   // packet before asking the ensemble for new data.
   constexpr std::uint64_t kIgnoreConnectionCredit = std::uint64_t{1} << 62;
-  const bool backlogged =
-      s.send.has_retransmission() || s.send.has_new_data(kIgnoreConnectionCredit);
+  const bool backlogged = !s.open_blocked && (s.send.has_retransmission() ||
+                                              s.send.has_new_data(kIgnoreConnectionCredit));
   if (backlogged == s.backlogged) return;
   s.backlogged = backlogged;
   if (backlogged) {
@@ -364,7 +590,8 @@ void Connection::Impl::update_backlog(Stream& s, Instant now) {
 }
 
 bool Connection::Impl::control_pending() const {
-  return max_data_pending || ping_pending || !pending_resets.empty() || !control_streams.empty();
+  return max_data_pending || max_streams_pending || ping_pending || !pending_resets.empty() ||
+         !control_streams.empty();
 }
 
 void Connection::Impl::close_with_error(std::uint64_t code, std::string reason) {
@@ -441,6 +668,13 @@ std::optional<StreamId> Connection::open_stream(const Destination& destination, 
   s.destination = destination;
   s.content_class = cls;
   m.ensemble->set_class(id, cls);
+  if (id / 2 >= m.peer_max_streams) {
+    // Beyond the peer's MAX_STREAMS: usable here, announced when it allows.
+    s.open_blocked = true;
+    m.blocked_opens.push_back(id);
+    m.control_streams.erase(id);
+    return id;
+  }
   s.open_pending = true;
   m.mark_control(s);
   return id;
@@ -448,10 +682,23 @@ std::optional<StreamId> Connection::open_stream(const Destination& destination, 
 
 std::size_t Connection::stream_write(StreamId id, std::span<const std::byte> data, Instant now) {
   if (impl_->closed) return 0;
-  Stream* s = impl_->find(id);
+  Impl& m = *impl_;
+  Stream* s = m.find(id);
   if (!s) return 0;
+  // Both budgets: the stream's (SendStream) and the connection's.
+  const std::uint64_t room = m.config.connection_send_buffer_bytes > m.send_buffered
+                                 ? m.config.connection_send_buffer_bytes - m.send_buffered
+                                 : 0;
+  if (room < data.size() && room < s->send.buffer_room_bytes()) {
+    data = data.first(static_cast<std::size_t>(room));
+    if (!s->connection_write_blocked) {
+      s->connection_write_blocked = true;
+      m.write_blocked.push_back(id);
+    }
+  }
   const std::size_t written = s->send.write(data);
-  impl_->update_backlog(*s, now);
+  m.sync_accounting(*s);  // sending-side growth: within the budget by construction
+  m.update_backlog(*s, now);
   return written;
 }
 
@@ -478,8 +725,14 @@ void Connection::stream_reset(StreamId id, std::uint64_t error_code, Instant now
   Impl& m = *impl_;
   Stream* s = m.find(id);
   if (!s || m.closed) return;
+  if (s->open_blocked) {
+    // The peer has not heard of it: its RESET waits for MAX_STREAMS too.
+    m.deferred_resets[id] = error_code;
+    m.remove_stream(id, now);
+    return;
+  }
   m.reset_locally(id, error_code, s->send.sent_end(), s->recv.highest_received(),
-                  s->recv.read_offset());
+                  s->recv.read_offset(), s->recv.final_size().has_value());
   m.remove_stream(id, now);
 }
 
@@ -515,6 +768,9 @@ bool Connection::is_closed() const { return impl_->closed; }
 ConnectionStats Connection::stats() const {
   ConnectionStats s = impl_->stats;
   s.buffer_pool_bytes = impl_->buffer_pool.bytes_held();
+  s.recv_reassembly_intervals = impl_->recv_intervals;
+  s.send_buffered_bytes = impl_->send_buffered;
+  s.streams_blocked_by_limit = impl_->blocked_opens.size();
   s.ensemble = impl_->ensemble ? impl_->ensemble->stats() : impl_->last_ensemble_stats;
   return s;
 }

@@ -20,9 +20,19 @@
 // timeout). A connection with open streams sends a PING every
 // idle_timeout / 2, so only a silent peer times it out.
 //
-// The protocol has no handshake for transport parameters: both sides assume
-// kInitialStreamCreditBytes / kInitialConnectionCreditBytes
-// (tunnel/flow_control.h) until MAX_STREAM_DATA / MAX_DATA say more.
+// Transport parameters: ConnectionConfig::peer holds what the peer
+// advertised in the handshake (the session layer fills it in;
+// local_transport_parameters() says what this side advertises). Its default,
+// kAssumedPeerTransportParameters, is what both sides assumed before there
+// was a handshake (kInitialStreamCreditBytes / kInitialConnectionCreditBytes,
+// tunnel/flow_control.h), so a connection without a handshake still works:
+// MAX_STREAM_DATA / MAX_DATA / MAX_STREAMS then raise the limits.
+//
+// Stream limit (RFC 9000 section 4.6): the peer may open at most
+// `peer.initial_max_streams` streams, raised by MAX_STREAMS as its streams
+// end. open_stream() never fails for that reason: a stream beyond the
+// limit is usable locally (stream_write buffers), but its STREAM_OPEN and
+// data wait until MAX_STREAMS allows it.
 #pragma once
 
 #include <cstdint>
@@ -39,15 +49,34 @@
 #include "congestion/temporal_cache.h"
 #include "tunnel/error_codes.h"
 #include "tunnel/frames.h"
+#include "tunnel/flow_control.h"
 #include "tunnel/packet_protection.h"
+#include "tunnel/transport_parameters.h"
 
 namespace egw::tunnel {
+
+// The peer's transport parameters a connection assumes without a handshake:
+// the protocol's initial credits, the default stream limit and timers.
+inline constexpr TransportParameters kAssumedPeerTransportParameters = [] {
+  TransportParameters p;
+  p.initial_max_stream_data = kInitialStreamCreditBytes;
+  p.initial_max_data = kInitialConnectionCreditBytes;
+  p.initial_max_streams = 1024;  // ConnectionConfig::max_incoming_streams' default
+  p.max_datagram_bytes = 1472;   // ConnectionConfig::max_receive_datagram_bytes' default
+  p.idle_timeout_ms = 30'000;
+  p.max_ack_delay_ms = 25;
+  return p;
+}();
 
 struct ConnectionConfig {
   // Which side: the branch (client) opens even stream ids, the hub odd ones.
   bool is_client = true;
-  // Largest datagram this side sends, header and tag included.
+  // Largest datagram this side sends, header and tag included (never more
+  // than peer.max_datagram_bytes).
   ByteCount max_datagram_bytes = 1200;
+  // Largest datagram this side accepts (advertised as max_datagram_bytes);
+  // a bigger one is dropped unread (counted as malformed). At most 65535.
+  ByteCount max_receive_datagram_bytes = 1472;
   congestion::EnsembleConfig ensemble;  // its max_datagram_bytes is set from ours
   // Key under which this connection's ensemble state is cached (the peer).
   std::string cache_key = "peer";
@@ -56,11 +85,27 @@ struct ConnectionConfig {
   ByteCount connection_receive_window_bytes = 16 << 20;
   // How much a stream may buffer for sending before stream_write pushes back.
   ByteCount stream_send_buffer_bytes = 1 << 20;
+  // The same over all streams of the connection: stream_write accepts only
+  // what fits in both budgets.
+  ByteCount connection_send_buffer_bytes = 16 << 20;
+  // Peer streams open at once: the MAX_STREAMS we advertise is this plus the
+  // number of peer streams that ended.
   std::size_t max_incoming_streams = 1024;
   Duration max_ack_delay = ms(25);
   std::uint32_t ack_every_packets = 2;  // ack-eliciting packets per immediate ACK
-  Duration idle_timeout = ms(30'000);
+  Duration idle_timeout = ms(30'000);  // the connection uses min(ours, the peer's)
+  // Seeds the choice of skipped packet numbers (optimistic-ACK defence,
+  // RFC 9000 section 21.4); sans-IO, so not from the clock. Give each
+  // connection its own (e.g. from the handshake's randomness).
+  std::uint64_t packet_number_skip_seed = 0x9e3779b97f4a7c15ull;
+  // The peer's transport parameters (from the handshake).
+  TransportParameters peer = kAssumedPeerTransportParameters;
 };
+
+// What this side advertises in the handshake: receive windows (as the
+// receiver enforces them), max_incoming_streams, max_receive_datagram_bytes,
+// idle timeout and max_ack_delay.
+TransportParameters local_transport_parameters(const ConnectionConfig& config);
 
 // Events for the owner of the connection (proxy relay, simulator app).
 struct StreamOpened { StreamId id; Destination destination; ContentClass content_class; };
@@ -87,8 +132,20 @@ struct ConnectionStats {
   std::uint64_t datagrams_forged = 0;     // failed to open (or not a data packet)
   std::uint64_t datagrams_duplicate = 0;  // packet number already received
   std::uint64_t datagrams_malformed = 0;  // authentic but its frames do not parse
+  // Of datagrams_malformed: larger than max_receive_datagram_bytes (dropped
+  // before any field is read), or more than one ACK frame in the payload.
+  std::uint64_t datagrams_oversized = 0;
+  std::uint64_t datagrams_extra_ack = 0;
   std::uint64_t datagrams_sent = 0;
   std::uint64_t stream_bytes_retransmitted = 0;
+  // Memory in use now, over all streams: reassembly holes (16 bytes each,
+  // capped at kMaxConnectionRecvIntervals) and send buffers (capped at
+  // connection_send_buffer_bytes).
+  std::uint64_t recv_reassembly_intervals = 0;
+  std::uint64_t send_buffered_bytes = 0;
+  // Local streams waiting for the peer's MAX_STREAMS; packet numbers skipped.
+  std::uint64_t streams_blocked_by_limit = 0;
+  std::uint64_t packet_numbers_skipped = 0;
   // Drained stream buffers kept for reuse (bounded: BufferPool::kMaxBytes).
   std::uint64_t buffer_pool_bytes = 0;
   // Ensembles created so far (one per busy period; temporal sharing links them).

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <map>
 #include <unordered_map>
 #include <memory>
@@ -45,8 +46,28 @@ namespace egw::tunnel {
 
 // Caps on network-driven state.
 inline constexpr std::size_t kMaxPendingResets = 4096;
+// Unsettled tombstones: a peer stream's slot (MAX_STREAMS) comes back only
+// when its tombstone settles, so the peer's own streams cannot pass
+// max_incoming_streams; beyond this cap (a peer that never answers RESETs)
+// the connection closes (EXCESSIVE_LOAD) rather than forget a final size,
+// which would leak connection credit.
 inline constexpr std::size_t kMaxResetTombstones = 4096;
 inline constexpr std::size_t kMaxPeerIdIntervals = 1024;
+// Reassembly holes over all streams of the connection (RecvStream caps
+// each stream at kMaxIntervals): 16 bytes each, so 256 KiB at most.
+inline constexpr std::size_t kMaxConnectionRecvIntervals = 16'384;
+// Final sizes of streams the peer reset, kept to check data that arrives
+// after the RESET (the oldest are forgotten beyond this).
+inline constexpr std::size_t kMaxResetFinalSizes = 4096;
+// Acknowledged or lost ranges of one send stream (SendStream's RangeSets);
+// beyond this the peer's ACK pattern is abuse: EXCESSIVE_LOAD.
+inline constexpr std::size_t kMaxSendIntervals = 4096;
+// Skipped packet numbers remembered (optimistic-ACK defence): one skip per
+// 64..255 packets, so 16 cover thousands of packets in flight.
+inline constexpr std::size_t kSkippedPacketNumbers = 16;
+// When room comes back in the connection's send budget, StreamWritable goes
+// to the blocked streams in order, one per this much room.
+inline constexpr std::size_t kWritableQuantumBytes = 16 * 1024;
 // Lost packets kept in the history for a late ACK (beyond 3 PTOs they go anyway).
 inline constexpr std::size_t kMaxDeclaredLostRecords = 1024;
 
@@ -55,7 +76,7 @@ struct Stream {
          BufferPool* pool)
       : id(stream_id),
         local(opened_locally),
-        send(config.stream_send_buffer_bytes, kInitialStreamCreditBytes, pool),
+        send(config.stream_send_buffer_bytes, config.peer.initial_max_stream_data, pool),
         recv(config.stream_receive_window_bytes, kInitialStreamCreditBytes, pool) {}
 
   StreamId id;
@@ -68,6 +89,15 @@ struct Stream {
   // the application until the STREAM_OPEN (with the destination) arrives.
   bool announced = false;
   bool readable_notified = false;  // a StreamReadable is out and unread
+  // A local stream beyond the peer's MAX_STREAMS: neither its STREAM_OPEN
+  // nor its data go out until the limit allows it.
+  bool open_blocked = false;
+  // stream_write was cut short by the connection's send budget.
+  bool connection_write_blocked = false;
+  // What this stream adds to the connection's totals (recv_intervals,
+  // send_buffered): the last values sync_accounting() saw.
+  std::size_t counted_recv_intervals = 0;
+  std::uint64_t counted_send_bytes = 0;
   // Pending control frames for this stream.
   bool open_pending = false;
   bool class_pending = false;
@@ -81,6 +111,17 @@ struct Stream {
 // count against connection credit, so we keep the highest offset we saw.
 struct ResetTombstone {
   std::uint64_t highest_received = 0;
+};
+
+// A small xorshift generator: which packet numbers to skip.
+struct SkipRng {
+  std::uint64_t state;
+  std::uint64_t next() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  }
 };
 
 struct Connection::Impl {
@@ -97,7 +138,9 @@ struct Connection::Impl {
   // The stream `id` names, creating a peer stream on first sight; nullptr when
   // the frame is for a closed stream (or the stream was refused / the
   // connection closed).
-  Stream* stream_for_peer_frame(StreamId id, Instant now);
+  // With create = false, a stream not seen yet is not created (nullptr).
+  Stream* stream_for_peer_frame(StreamId id, Instant now, bool create = true);
+  void remember_final_size(StreamId id, std::uint64_t final_size);
   void account_tombstone(StreamId id, std::uint64_t end);
   // Records a peer stream id as seen (opened, or reset unseen); false, with
   // the connection closed (EXCESSIVE_LOAD), beyond kMaxPeerIdIntervals.
@@ -107,15 +150,30 @@ struct Connection::Impl {
   // make us queue answers without bound.
   bool queue_reset(const ResetStreamFrame& reset);
   void notify_readable(Stream& s);
+  // Peer stream ids at or above the limit we advertised: STREAM_LIMIT
+  // (closes; true when it did).
+  bool beyond_stream_limit(StreamId id);
+  // A peer stream ended for good (its slot comes back): maybe MAX_STREAMS.
+  void on_peer_stream_ended();
+  void maybe_raise_max_streams();
+  void on_max_streams_frame(std::uint64_t maximum, Instant now);
+  // Folds a stream's reassembly holes and send buffer into the connection's
+  // totals; false (connection closed) beyond a per-connection cap.
+  bool sync_accounting(Stream& s);
+  void forget_accounting(Stream& s);
+  void release_write_blocked();
+  void return_credit();
 
   // --- shared ---
   bool is_peer_stream(StreamId id) const { return (id % 2) != (config.is_client ? 0u : 1u); }
   Stream* find(StreamId id);
   Stream& create_stream(StreamId id, bool local, Instant now);
   void remove_stream(StreamId id, Instant now);
-  // Local reset (also used to refuse a stream): RESET + tombstone.
+  // Local reset (also used to refuse a stream): RESET + tombstone (none
+  // when the peer's final size is known already).
   void reset_locally(StreamId id, std::uint64_t error_code, std::uint64_t sent_end,
-                     std::uint64_t highest_received, std::uint64_t read_offset);
+                     std::uint64_t highest_received, std::uint64_t read_offset,
+                     bool final_size_known);
   void check_stream_done(StreamId id, Instant now);
   void after_read(Stream& s, std::size_t bytes);
   void close_with_error(std::uint64_t code, std::string reason);
@@ -154,6 +212,13 @@ struct Connection::Impl {
   congestion::EnsembleStats last_ensemble_stats;
   SentHistory history;
   PacketNumber next_packet_number = 0;
+  // Optimistic-ACK defence: numbers we skipped on purpose.
+  SkipRng skip_rng;
+  PacketNumber next_skip = 0;
+  std::array<PacketNumber, kSkippedPacketNumbers> skipped{};
+  std::size_t skipped_count = 0;  // valid entries (ring, newest at (count-1) % N)
+  bool acks_skipped_number(const AckFrame& f) const;
+  void skip_packet_number();
 
   // Before `streams`: their buffers go back to it when they are destroyed.
   BufferPool buffer_pool;
@@ -168,11 +233,28 @@ struct Connection::Impl {
   RangeSet peer_ids_seen;  // peer stream indexes (id / 2) ever opened
   std::size_t peer_stream_count = 0;
   std::map<StreamId, ResetTombstone> tombstones;
+  std::map<StreamId, std::uint64_t> reset_final_sizes;  // peer streams the peer reset
   RingDeque<ResetStreamFrame> pending_resets;
   bool max_data_pending = false;
   bool ping_pending = false;
 
-  SendCredit send_credit{kInitialConnectionCreditBytes};
+  // Stream limits (RFC 9000 section 4.6). Ours: the peer may use stream
+  // indexes (id / 2) below local_max_streams; theirs: we may use indexes
+  // below peer_max_streams, later streams wait in blocked_opens (ascending).
+  std::uint64_t local_max_streams = 0;
+  std::uint64_t peer_streams_ended = 0;
+  std::uint64_t peer_streams_used = 0;  // highest peer index seen + 1
+  bool max_streams_pending = false;
+  std::uint64_t peer_max_streams = 0;
+  RingDeque<StreamId> blocked_opens;
+  std::map<StreamId, std::uint64_t> deferred_resets;  // blocked streams reset locally
+
+  // Per-connection totals of per-stream memory.
+  std::size_t recv_intervals = 0;    // reassembly holes, all streams
+  std::uint64_t send_buffered = 0;   // send buffer bytes, all streams
+  RingDeque<StreamId> write_blocked;  // cut short by connection_send_buffer_bytes
+
+  SendCredit send_credit;
   RecvCredit recv_credit;
 
   RingDeque<ConnectionEvent> events;

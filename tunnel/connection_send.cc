@@ -54,6 +54,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
 
   // Frames go straight into the caller's buffer, after the header.
   WireWriter w(buffer.subspan(kPacketHeaderBytes, budget));
+  if (next_packet_number == next_skip) skip_packet_number();
   SentEntry& entry = history.begin(next_packet_number);
   if (ack_due || (eliciting_allowed && ack_tracker.has_unacked_packets())) {
     // Leave most of a data packet to data; a due ACK alone may use it all.
@@ -114,13 +115,17 @@ void Connection::Impl::write_control_frames(WireWriter& w) {
     max_data_pending = false;
     history.add_control(SentMaxData{recv_credit.maximum()});
   }
+  if (max_streams_pending && try_write(MaxStreamsFrame{local_max_streams})) {
+    max_streams_pending = false;
+    history.add_control(SentMaxStreams{local_max_streams});
+  }
   while (!pending_resets.empty() && try_write(pending_resets.front())) {
     history.add_control(SentReset{pending_resets.front()});
     pending_resets.pop_front();
   }
   for (std::size_t i = 0; i < control_streams.size();) {
     Stream* s = find(control_streams[i]);
-    if (!s) {
+    if (!s || s->open_blocked) {  // a blocked stream is marked again when it opens
       control_streams.erase_at(i);
       continue;
     }
@@ -172,6 +177,18 @@ void Connection::Impl::write_stream_frames(Stream& s, WireWriter& w, SentEntry& 
   update_backlog(s, now);
 }
 
+// RFC 9000 section 21.4: now and then a number is never sent; a peer that
+// acknowledges one acknowledges what it did not receive (an optimistic ACK
+// to inflate our window) and is closed (on_ack_frame).
+void Connection::Impl::skip_packet_number() {
+  history.begin(next_packet_number);  // settled, empty: nothing to act on
+  skipped[skipped_count % kSkippedPacketNumbers] = next_packet_number;
+  ++skipped_count;
+  ++next_packet_number;
+  ++stats.packet_numbers_skipped;
+  next_skip = next_packet_number + 64 + skip_rng.next() % 192;
+}
+
 std::size_t Connection::Impl::seal(std::span<std::byte> buffer, std::size_t frames_bytes) {
   const PacketHeader header{PacketType::data, protection->remote_index(), next_packet_number++};
   ++stats.datagrams_sent;
@@ -217,6 +234,9 @@ struct Connection::Impl::ControlLost {
   }
   void operator()(const SentMaxData& f) const {
     if (m.recv_credit.maximum() == f.maximum) m.max_data_pending = true;
+  }
+  void operator()(const SentMaxStreams& f) const {
+    if (m.local_max_streams == f.maximum) m.max_streams_pending = true;
   }
   void operator()(const SentReset& f) const {
     // Always current: the peer needs it to settle its credit.
@@ -300,7 +320,7 @@ void Connection::Impl::trim_history(Instant now) {
   // A late ACK comes within a few PTOs of the loss or not at all.
   const congestion::EnsembleStats es = ensemble->stats();
   const Duration pto =
-      es.srtt + std::max<Duration>(4 * es.rttvar, ms(1)) + config.max_ack_delay;
+      es.srtt + std::max<Duration>(4 * es.rttvar, ms(1)) + ms(config.peer.max_ack_delay_ms);
   history.drop_front(now - 3 * pto, kMaxDeclaredLostRecords);
 }
 

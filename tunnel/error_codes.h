@@ -15,9 +15,12 @@ inline constexpr std::uint64_t kErrorFinalSize = 0x3;          // data contradic
 inline constexpr std::uint64_t kErrorExcessiveLoad = 0x4;      // a network-driven cap was hit
 // Never on the wire: the connection went silent for idle_timeout.
 inline constexpr std::uint64_t kErrorIdleTimeout = 0x5;
+// The peer used a stream id beyond the MAX_STREAMS we advertised.
+inline constexpr std::uint64_t kErrorStreamLimit = 0x6;
 
 // Stream errors (RESET).
-// The peer opened more than max_incoming_streams streams.
+// The peer opened more than max_incoming_streams streams (a defence only:
+// MAX_STREAMS keeps an honest peer below it).
 inline constexpr std::uint64_t kErrorStreamRefused = 0x10;
 
 }  // namespace egw::tunnel

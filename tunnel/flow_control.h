@@ -1,12 +1,15 @@
 // Connection-level flow control (RFC 9000 section 4.1, MAX_DATA), both ways,
 // and the protocol's initial credits.
 //
-// There is no handshake carrying transport parameters, so both sides assume
-// the same initial credits (below) until the first MAX_DATA /
+// The sender's initial credits are the peer's transport parameters
+// (ConnectionConfig::peer: initial_max_data, initial_max_stream_data). A
+// connection without a handshake assumes the initial credits below (the
+// default of ConnectionConfig::peer) until the first MAX_DATA /
 // MAX_STREAM_DATA arrives; each side sends MAX_DATA in its first packet and
 // the stream opener sends MAX_STREAM_DATA next to STREAM_OPEN, so the larger
 // configured windows apply within one RTT. A receiver therefore accepts at
-// least the initial credit even when configured with a smaller window.
+// least the initial credit even when configured with a smaller window (and
+// local_transport_parameters() advertises that).
 #pragma once
 
 #include <algorithm>

@@ -196,6 +196,12 @@ bool parse_one(WireReader& r, std::uint8_t type, Frame& out) {
     }
     case FrameType::stream_class: return store(out, parse_stream_class(r));
     case FrameType::close: return store(out, parse_close(r));
+    case FrameType::max_streams: {
+      auto maximum = r.read_varint();
+      if (!maximum || *maximum > kMaxStreamsLimit) return false;
+      out = MaxStreamsFrame{*maximum};
+      return true;
+    }
   }
   return false;  // unknown type: the whole packet is rejected
 }
@@ -232,6 +238,7 @@ std::size_t encoded_size(const Frame& frame) {
             const std::size_t length = std::min(f.reason.size(), kMaxCloseReasonBytes);
             return 1 + varint_size(f.error_code) + varint_size(length) + length;
           },
+          [](const MaxStreamsFrame& f) -> std::size_t { return 1 + varint_size(f.maximum); },
       },
       frame);
 }
@@ -289,6 +296,14 @@ void encode_frame(WireWriter& w, const Frame& frame) {
             w.write_varint(length);
             w.write_bytes(std::as_bytes(std::span(f.reason.data(), length)));
           },
+          [&](const MaxStreamsFrame& f) {
+            if (f.maximum > kMaxStreamsLimit) {
+              w.fail();
+              return;
+            }
+            type(FrameType::max_streams);
+            w.write_varint(f.maximum);
+          },
       },
       frame);
 }
@@ -306,7 +321,10 @@ std::optional<PayloadCheck> check_frames(std::span<const std::byte> payload) {
   FrameParser parser(payload);
   Frame frame;
   PayloadCheck check;
-  while (parser.next(frame)) check.ack_eliciting = check.ack_eliciting || is_ack_eliciting(frame);
+  while (parser.next(frame)) {
+    check.ack_eliciting = check.ack_eliciting || is_ack_eliciting(frame);
+    if (std::holds_alternative<AckFrame>(frame)) ++check.ack_frames;
+  }
   if (parser.failed()) return std::nullopt;
   return check;
 }

@@ -33,6 +33,7 @@ enum class FrameType : std::uint8_t {
   max_stream_data = 0x08,
   stream_class = 0x09,
   close = 0x0a,
+  max_streams = 0x0b,
 };
 
 // Bytes encode_frame() appends for `frame`. Preconditions for both: every
@@ -75,6 +76,7 @@ class FrameParser {
 // payload is empty.
 struct PayloadCheck {
   bool ack_eliciting = false;
+  std::size_t ack_frames = 0;  // a receiver accepts at most one (protocol.md 4.3)
 };
 std::optional<PayloadCheck> check_frames(std::span<const std::byte> payload);
 

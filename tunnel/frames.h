@@ -118,6 +118,15 @@ struct MaxStreamDataFrame {
   bool operator==(const MaxStreamDataFrame&) const = default;
 };
 
+// The cumulative number of streams the receiver of this frame may open
+// towards its sender (RFC 9000 section 19.11): stream indexes (id / 2) below
+// it. At most kMaxStreamsLimit.
+struct MaxStreamsFrame {
+  std::uint64_t maximum = 0;
+  bool operator==(const MaxStreamsFrame&) const = default;
+};
+inline constexpr std::uint64_t kMaxStreamsLimit = std::uint64_t{1} << 60;
+
 struct StreamClassFrame {
   StreamId stream_id = 0;
   ContentClass content_class = ContentClass::bulk;
@@ -133,6 +142,6 @@ inline constexpr std::size_t kMaxCloseReasonBytes = 256;
 
 using Frame = std::variant<PaddingFrame, PingFrame, AckFrame, StreamOpenFrame, StreamFrame,
                            ResetStreamFrame, MaxDataFrame, MaxStreamDataFrame, StreamClassFrame,
-                           CloseFrame>;
+                           CloseFrame, MaxStreamsFrame>;
 
 }  // namespace egw::tunnel

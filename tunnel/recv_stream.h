@@ -54,6 +54,8 @@ class RecvStream {
   std::uint64_t highest_received() const { return highest_received_; }
   std::optional<std::uint64_t> final_size() const { return final_size_; }
   ByteCount buffered_bytes() const { return buffer_.size(); }
+  // Reassembly holes (+1): the connection sums them over its streams.
+  std::size_t interval_count() const { return received_.interval_count(); }
 
   // Cap on reassembly holes: an honest peer sending full packets leaves at
   // most window / packet holes; a hostile one sending 1-byte frames could

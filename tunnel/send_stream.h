@@ -73,6 +73,10 @@ class SendStream {
   std::uint64_t write_end() const { return write_end_; }
   std::uint64_t acked_prefix() const { return acked_prefix_; }
   ByteCount buffered_bytes() const { return buffer_.size(); }
+  // Ranges acknowledged out of order / declared lost: the peer's ACK
+  // pattern drives them, so the connection caps them.
+  std::size_t acked_interval_count() const { return acked_.interval_count(); }
+  std::size_t lost_interval_count() const { return lost_.interval_count(); }
 
  private:
   std::uint64_t new_data_end(std::uint64_t new_bytes_allowed) const;

@@ -39,8 +39,9 @@ struct SentMaxStreamData { StreamId stream_id = 0; std::uint64_t maximum = 0; };
 struct SentMaxData { std::uint64_t maximum = 0; };
 struct SentReset { ResetStreamFrame frame; };
 struct SentPing {};
+struct SentMaxStreams { std::uint64_t maximum = 0; };
 using SentControl = std::variant<SentPing, SentStreamOpen, SentStreamClass, SentMaxStreamData,
-                                 SentMaxData, SentReset>;
+                                 SentMaxData, SentReset, SentMaxStreams>;
 
 enum class SentState : std::uint8_t {
   settled,    // acknowledged, or nothing to act on (ACK-only, CLOSE)

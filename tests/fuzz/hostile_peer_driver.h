@@ -61,6 +61,7 @@ inline constexpr std::size_t kMaxChunkBytes = 4096;
 inline constexpr std::size_t kMaxDatagramsPerTransmit = 2048;
 inline constexpr Duration kMaxVirtualTime = ms(30 * 60 * 1000);  // 30 minutes
 inline constexpr std::size_t kMaxReadPerEventBytes = 256 * 1024;
+inline constexpr std::size_t kMaxDatagramBytesAccepted = 8192;
 
 enum class Op : std::uint8_t {
   sealed = 0, raw = 1, advance = 2, transmit = 3, events = 4, generated = 5, ack_sent = 6,
@@ -96,6 +97,9 @@ inline constexpr std::uint8_t kCfgNoInitialStreams = 0x80;  // else 0, 2, 4 are 
 inline ConnectionConfig hub_config(std::uint8_t cfg) {
   ConnectionConfig c;
   c.is_client = false;
+  // Scripts pack up to kMaxChunkBytes of frames into one packet; the hub
+  // accepts them (a bigger datagram is dropped as oversized).
+  c.max_receive_datagram_bytes = kMaxDatagramBytesAccepted;
   if (cfg & kCfgFewStreams) c.max_incoming_streams = 8;
   if (cfg & kCfgSmallWindows) {
     c.stream_receive_window_bytes = 16 * 1024;
@@ -417,7 +421,7 @@ class HostilePeerDriver {
 
   // One frame from input bytes: well-formed on the wire, hostile in meaning.
   void generate_frame(std::vector<std::byte>& payload) {
-    const std::uint8_t kind = in_.u8() % 11;
+    const std::uint8_t kind = in_.u8() % 12;
     std::optional<Frame> frame;
     switch (kind) {
       case 0: frame = PaddingFrame{1u + in_.u8() % 16}; break;
@@ -477,6 +481,7 @@ class HostilePeerDriver {
         break;
       }
       case 10: frame = CloseFrame{in_.u8(), std::string(in_.u8() % 64, 'x')}; break;
+      case 11: frame = MaxStreamsFrame{pick_value() / 4096}; break;
     }
     if (!frame) return;
     std::vector<std::byte> one;

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
       {"credits", {MaxDataFrame{16 << 20}, MaxStreamDataFrame{4, 1 << 20}}},
       {"class", {StreamClassFrame{4, ContentClass::script}}},
       {"close", {CloseFrame{7, "going away"}}},
+      {"max_streams", {MaxStreamsFrame{1024}}},
       {"mixed",
        {AckFrame{us(100), {{50, 60}}}, StreamOpenFrame{2, v4, ContentClass::bulk},
         StreamFrame{2, 0, true, data}, MaxDataFrame{99}, PingFrame{}}},

@@ -28,12 +28,23 @@ TEST(AckTracker, DuplicatesAreRefused) {
 
 TEST(AckTracker, ReorderedPacketsInsideTheWindowAreAcceptedOnce) {
   auto t = make_tracker();
-  EXPECT_TRUE(t.on_packet_received(5000, true, t0));
-  // 5000 - 1984 + 1 = 3017 is the oldest number still inside the window.
-  EXPECT_TRUE(t.on_packet_received(5000 - AckTracker::kReplayWindowPackets + 1, true, t0));
-  EXPECT_FALSE(t.on_packet_received(5000 - AckTracker::kReplayWindowPackets + 1, true, t0));
-  EXPECT_FALSE(t.is_new(5000 - AckTracker::kReplayWindowPackets));  // too old to tell
-  EXPECT_TRUE(t.on_packet_received(4999, false, t0));
+  EXPECT_TRUE(t.on_packet_received(20'000, true, t0));
+  // 20000 - 8192 + 1 = 11809 is the oldest number still inside the window.
+  EXPECT_TRUE(t.on_packet_received(20'000 - AckTracker::kReplayWindowPackets + 1, true, t0));
+  EXPECT_FALSE(t.on_packet_received(20'000 - AckTracker::kReplayWindowPackets + 1, true, t0));
+  EXPECT_FALSE(t.is_new(20'000 - AckTracker::kReplayWindowPackets));  // too old to tell
+  EXPECT_TRUE(t.on_packet_received(19'999, false, t0));
+}
+
+// WireGuard's window: at least 8192 packet numbers below the largest.
+TEST(AckTracker, ReplayWindowIsAtLeastWireGuards) {
+  static_assert(AckTracker::kReplayWindowPackets >= 8192);
+  auto t = make_tracker();
+  EXPECT_TRUE(t.on_packet_received(10'000, true, t0));
+  // The window: the largest and the 8191 numbers below it.
+  EXPECT_TRUE(t.is_new(10'000 - 8191));
+  EXPECT_TRUE(t.on_packet_received(10'000 - 8191, true, t0));
+  EXPECT_FALSE(t.is_new(10'000 - 8191));
 }
 
 TEST(AckTracker, WindowSlidesWithoutForgettingRecentNumbers) {

@@ -322,21 +322,69 @@ TEST(Connection, SchedulerConfigChangeAppliesToRunningStreams) {
   EXPECT_EQ(pair.hub_app().in[bulk].data, pattern(400'000, 1));
 }
 
-TEST(Connection, ExcessIncomingStreamsAreRefused) {
+// The opener sees the limit (MAX_STREAMS, RFC 9000 section 4.6): a stream
+// beyond it is not refused, it waits, and goes once a stream has ended.
+TEST(Connection, StreamsBeyondMaxStreamsWaitForTheLimit) {
   ConnectionPair::Options o = ConnectionPair::default_options();
   o.hub.max_incoming_streams = 2;
+  // What the handshake would tell the client (transport parameters).
+  o.client.peer.initial_max_streams = local_transport_parameters(o.hub).initial_max_streams;
   ConnectionPair pair(o);
   std::vector<StreamId> ids;
   for (int i = 0; i < 3; ++i) {
     ids.push_back(*pair.client().open_stream(destination_at(11, 80), ContentClass::bulk, pair.now()));
     pair.client_app().send(ids.back(), pattern(1000, 30 + i), false);
   }
-  ASSERT_TRUE(pair.run_until([&] { return !pair.client_app().resets.empty(); }));
-  EXPECT_EQ(pair.client_app().resets.front().id, ids[2]);
-  EXPECT_EQ(pair.client_app().resets.front().error_code, kErrorStreamRefused);
+  pair.run_for(ms(500));
+  EXPECT_FALSE(pair.client().is_closed());
+  EXPECT_FALSE(pair.hub().is_closed());
+  EXPECT_TRUE(pair.client_app().resets.empty());
   EXPECT_EQ(pair.hub_app().opened.size(), 2u);
-  EXPECT_TRUE(pair.client().stream_exists(ids[0]));
-  EXPECT_TRUE(pair.client().stream_exists(ids[1]));
+  EXPECT_EQ(pair.client().stats().streams_blocked_by_limit, 1u);
+  EXPECT_TRUE(pair.client().stream_exists(ids[2]));
+  // The hub ends one of the two: its slot comes back in MAX_STREAMS.
+  pair.hub().stream_reset(ids[0], 0x5, pair.now());
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().opened.size() == 3; }));
+  EXPECT_EQ(pair.client().stats().streams_blocked_by_limit, 0u);
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[ids[2]].data.size() == 1000; }));
+  EXPECT_EQ(pair.hub_app().in[ids[2]].data, pattern(1000, 32));
+  EXPECT_FALSE(pair.hub().is_closed());
+}
+
+// Send buffers are bounded per connection, not only per stream: with the
+// peer's credit withheld, 8 streams x 1 MiB (the stream budget) used to be
+// accepted (8 MiB); connection_send_buffer_bytes caps the sum, and the
+// streams cut short get StreamWritable as ACKs free room, until all is sent.
+TEST(Connection, SendBuffersAreBoundedPerConnection) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.connection_send_buffer_bytes = 256 * 1024;
+  ConnectionPair pair(o);
+  std::vector<StreamId> ids;
+  for (int i = 0; i < 8; ++i) {
+    ids.push_back(*pair.client().open_stream(destination_at(12, 80), ContentClass::bulk, pair.now()));
+  }
+  // Before any step: the app offers 8 x 1 MiB at once.
+  std::size_t accepted = 0;
+  const auto data = pattern(1 << 20, 7);
+  for (StreamId id : ids) accepted += pair.client().stream_write(id, data, pair.now());
+  EXPECT_EQ(accepted, 256u * 1024u);
+  EXPECT_EQ(pair.client().stats().send_buffered_bytes, 256u * 1024u);
+  // Now through the app, which writes what is accepted: everything arrives.
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    pair.client_app().out[ids[i]].written = i == 0 ? 256 * 1024 : 0;
+    pair.client_app().send(ids[i], data, true);
+  }
+  std::uint64_t most = 0;
+  ASSERT_TRUE(pair.run_until([&] {
+    most = std::max(most, pair.client().stats().send_buffered_bytes);
+    for (StreamId id : ids) {
+      if (!pair.hub_app().in[id].fin) return false;
+    }
+    return true;
+  }));
+  EXPECT_LE(most, 256u * 1024u);
+  EXPECT_GT(pair.client_app().writable_events, 0u);
+  for (StreamId id : ids) EXPECT_EQ(pair.hub_app().in[id].data.size(), data.size());
 }
 
 TEST(Connection, StreamAfterIdleResumesFromTemporalCache) {

@@ -53,6 +53,8 @@ std::vector<Frame> sample_frames() {
       StreamClassFrame{4, ContentClass::script},
       CloseFrame{1, "idle"},
       CloseFrame{0, std::string(kMaxCloseReasonBytes, 'x')},
+      MaxStreamsFrame{1024},
+      MaxStreamsFrame{kMaxStreamsLimit},
   };
 }
 
@@ -81,6 +83,22 @@ TEST(FrameCodec, AllFramesRoundTripInOnePacket) {
   auto parsed = parse_frames(wire);
   ASSERT_TRUE(parsed);
   expect_same(*parsed, frames);
+}
+
+// MAX_STREAMS (0x0b): RFC 9000 19.11; a count above 2^60 is malformed.
+TEST(FrameCodec, MaxStreamsLayoutAndLimit) {
+  EXPECT_EQ(encode({MaxStreamsFrame{1024}}),
+            (std::vector<std::byte>{std::byte{0x0b}, std::byte{0x44}, std::byte{0x00}}));
+  std::vector<std::byte> over = {std::byte{0x0b}};
+  std::vector<std::byte> value;
+  WireWriter w(value);
+  w.write_varint(kMaxStreamsLimit + 1);
+  over.insert(over.end(), value.begin(), value.end());
+  EXPECT_FALSE(parse_frames(over));
+  std::vector<std::byte> sink;
+  WireWriter fail(sink);
+  encode_frame(fail, MaxStreamsFrame{kMaxStreamsLimit + 1});
+  EXPECT_FALSE(fail.ok());
 }
 
 TEST(FrameCodec, StreamDataPointsIntoThePayload) {
