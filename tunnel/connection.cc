@@ -639,8 +639,11 @@ Connection::Connection(const ConnectionConfig& config,
 
 Connection::~Connection() = default;
 
-void Connection::on_datagram(std::span<std::byte> datagram, Instant now) {
+bool Connection::on_datagram(std::span<std::byte> datagram, Instant now) {
+  const bool was_closed = impl_->closed;
+  const std::uint64_t dropped = impl_->stats.datagrams_dropped;
   impl_->on_datagram(datagram, now);
+  return !was_closed && impl_->stats.datagrams_dropped == dropped;
 }
 
 std::optional<Transmit> Connection::poll_transmit(Instant now, std::span<std::byte> buffer) {

@@ -168,7 +168,10 @@ class Connection {
   // on_datagram opens the datagram in place (the AEAD decrypts where it
   // lies): `datagram` is the driver's receive buffer, and its bytes are
   // unspecified afterwards. Nothing keeps a reference to it after the call.
-  void on_datagram(std::span<std::byte> datagram, Instant now);
+  // True when the datagram was accepted: authentic, new, well-formed, and
+  // applied. Only then may the caller act on it (e.g. follow the sender's
+  // new address).
+  bool on_datagram(std::span<std::byte> datagram, Instant now);
   // Writes the next datagram, sealed, into the front of `buffer` and says
   // how long it is; nullopt when there is nothing to send now. `buffer` must
   // hold at least max_datagram_bytes (a smaller one limits the datagram to

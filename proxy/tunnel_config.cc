@@ -1,0 +1,134 @@
+#include "proxy/tunnel_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
+#include "proxy/tunnel_socket.h"
+#include "tunnel/crypto/wg_key.h"
+
+namespace egw::proxy {
+namespace {
+
+using Key32 = tunnel::crypto::Key32;
+
+struct ConfigError {
+  std::string message;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
+    const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+    throw ConfigError{path_ + ":" + std::to_string(line) + ": " + key + ": " + what};
+  }
+  void only_keys(const YAML::Node& map, const std::string& where, std::set<std::string> allowed) const {
+    if (!map.IsMap()) fail(map, where, "expected a mapping");
+    for (const auto& kv : map) {
+      const auto key = kv.first.as<std::string>();
+      if (!allowed.count(key)) fail(kv.first, where.empty() ? key : where + "." + key, "unknown key");
+    }
+  }
+  std::string string(const YAML::Node& map, const std::string& key, const std::string& name) const {
+    const YAML::Node n = map[key];
+    if (!n) fail(map, name, "missing");
+    if (!n.IsScalar()) fail(n, name, "expected a string");
+    return n.as<std::string>();
+  }
+  Key32 key_file(const YAML::Node& map, const std::string& key, const std::string& name) const {
+    const std::string file = string(map, key, name);
+    auto k = tunnel::crypto::read_wg_key_file(file);
+    if (auto* err = std::get_if<std::string>(&k)) fail(map[key], name, *err);
+    return std::get<tunnel::crypto::Key32>(k);
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+std::variant<boost::asio::ip::udp::endpoint, std::string> parse_udp_endpoint(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) return "expected HOST:PORT, got '" + text + "'";
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  int port = 0;
+  try {
+    port = std::stoi(text.substr(colon + 1));
+  } catch (...) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) return "bad port in '" + text + "'";
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(host, ec);
+  if (ec) return "bad IP address '" + host + "' (names are not resolved)";
+  return boost::asio::ip::udp::endpoint(address, static_cast<unsigned short>(port));
+}
+
+std::variant<TunnelConfig, std::string> load_tunnel_config(const std::string& path) {
+  Reader r(path);
+  try {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(path);
+    } catch (const YAML::BadFile&) {
+      return path + ": cannot read the file";
+    } catch (const YAML::Exception& e) {
+      return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+    }
+    r.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "peers"});
+    TunnelConfig c;
+    const std::string role = r.string(root, "role", "role");
+    if (role != "branch" && role != "hub") r.fail(root["role"], "role", "expected 'branch' or 'hub'");
+    c.is_hub = role == "hub";
+    c.endpoint.initiator = !c.is_hub;
+    c.endpoint.private_key = r.key_file(root, "private_key_file", "private_key_file");
+    if (root["listen"]) {
+      auto e = parse_udp_endpoint(r.string(root, "listen", "listen"));
+      if (auto* err = std::get_if<std::string>(&e)) r.fail(root["listen"], "listen", *err);
+      c.listen = std::get<boost::asio::ip::udp::endpoint>(e);
+    } else if (c.is_hub) {
+      r.fail(root, "listen", "missing (a hub must listen on a known port)");
+    }
+    if (root["max_datagram_bytes"]) {
+      const auto n = root["max_datagram_bytes"].as<long>(0);
+      if (n < 1200 || n > 1472 * 6) r.fail(root["max_datagram_bytes"], "max_datagram_bytes", "expected 1200..8832");
+      c.endpoint.connection.max_datagram_bytes = static_cast<ByteCount>(n);
+    }
+    const YAML::Node peers = root["peers"];
+    if (!peers || !peers.IsSequence() || peers.size() == 0) r.fail(root, "peers", "expected a non-empty list");
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      const YAML::Node p = peers[i];
+      const std::string where = "peers[" + std::to_string(i) + "]";
+      r.only_keys(p, where, {"name", "public_key", "endpoint", "preshared_key_file"});
+      tunnel::session::PeerConfig peer;
+      const auto key = tunnel::crypto::parse_wg_key(r.string(p, "public_key", where + ".public_key"));
+      if (!key) r.fail(p["public_key"], where + ".public_key", "not a WireGuard key (44 characters of base64, as `wg pubkey` prints)");
+      peer.public_key = *key;
+      peer.name = p["name"] ? r.string(p, "name", where + ".name") : tunnel::crypto::format_wg_key(*key).substr(0, 8);
+      if (p["preshared_key_file"]) peer.preshared_key = r.key_file(p, "preshared_key_file", where + ".preshared_key_file");
+      if (p["endpoint"]) {
+        auto e = parse_udp_endpoint(r.string(p, "endpoint", where + ".endpoint"));
+        if (auto* err = std::get_if<std::string>(&e)) r.fail(p["endpoint"], where + ".endpoint", *err);
+        peer.endpoint = to_peer_address(std::get<boost::asio::ip::udp::endpoint>(e));
+      } else if (!c.is_hub) {
+        r.fail(p, where + ".endpoint", "missing (a branch must know where its hub is)");
+      }
+      c.endpoint.peers.push_back(peer);
+    }
+    if (!root["listen"]) {  // a branch: any port, the family of its first peer
+      const bool v4 = c.endpoint.peers.front().endpoint->is_v4();
+      c.listen = boost::asio::ip::udp::endpoint(v4 ? boost::asio::ip::udp::v4() : boost::asio::ip::udp::v6(), 0);
+    }
+    return c;
+  } catch (const ConfigError& e) {
+    return e.message;
+  } catch (const YAML::Exception& e) {
+    return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+  }
+}
+
+}  // namespace egw::proxy

@@ -1,0 +1,100 @@
+// TunnelSocket: runs a tunnel Endpoint (tunnel/session/endpoint.h) on one
+// Boost.Asio UDP socket. The thin driver of the sans-IO core:
+//
+//   socket readable  -> recvmmsg() a batch -> endpoint.on_datagram() each ->
+//                       service every session the batch touched
+//   session timer    -> its ConnectionDriver's on_timer()
+//   app wrote/read   -> service(session)
+//   transmits        -> collected per service round, sent with sendmmsg()
+//
+// Each Session is driven by the same service loop the simulator uses
+// (BasicConnectionDriver<Session>, tunnel/connection_driver.h), with one
+// steady_timer. Time: Instant = steady_clock since this object was made;
+// the wall clock is read once, at construction, for handshake timestamps.
+//
+// The application gets each session's stream events through a
+// SessionHandler it registers per session.
+#pragma once
+
+// <utility> first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it (C++20).
+#include <utility>
+#include <boost/asio.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "congestion/temporal_cache.h"
+#include "tunnel/connection_driver.h"
+#include "tunnel/session/endpoint.h"
+
+namespace egw::proxy {
+
+// Stream events of one session, plus its coming up and going down.
+class SessionHandler : public tunnel::ConnectionEventHandler {
+ public:
+  virtual void on_session_up(tunnel::session::Session&, Instant) {}
+  virtual void on_session_down(tunnel::session::Session&, const std::string& /*reason*/, Instant) {}
+};
+
+struct TunnelSocketStats {
+  std::uint64_t datagrams_received = 0;
+  std::uint64_t datagrams_sent = 0;
+  std::uint64_t receive_batches = 0;
+  std::uint64_t send_batches = 0;
+  std::uint64_t dropped_truncated = 0;  // larger than our receive buffer
+  std::uint64_t send_errors = 0;
+};
+
+class TunnelSocket {
+ public:
+  // Binds `local` (port 0: any). Does not send anything until start().
+  TunnelSocket(boost::asio::io_context& io, const tunnel::session::EndpointConfig& config,
+               const boost::asio::ip::udp::endpoint& local, congestion::TemporalCache* cache);
+  ~TunnelSocket();
+  TunnelSocket(const TunnelSocket&) = delete;
+  TunnelSocket& operator=(const TunnelSocket&) = delete;
+
+  void set_handler(std::size_t session_index, SessionHandler* handler);
+  // Starts receiving; an initiator also starts its handshakes.
+  void start();
+  // "Send now": after the app wrote, read, finished or reset a stream.
+  void service(std::size_t session_index);
+  // Initiator: (re)connect a session whose handshake gave up or whose connection ended.
+  void connect(std::size_t session_index);
+
+  Instant now() const;
+  tunnel::session::Endpoint& endpoint() { return endpoint_; }
+  boost::asio::ip::udp::endpoint local_endpoint() const { return socket_.local_endpoint(); }
+  const TunnelSocketStats& stats() const { return stats_; }
+
+ private:
+  struct Peer;
+  class Batch;
+
+  void receive();
+  void on_readable();
+  void after_service(Peer& peer, Instant now);
+  void flush();
+
+  boost::asio::io_context& io_;
+  boost::asio::ip::udp::socket socket_;
+  std::chrono::steady_clock::time_point origin_;
+  tunnel::session::Endpoint endpoint_;
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::unordered_map<const tunnel::session::Session*, Peer*> by_session_;
+  int family_ = AF_INET;
+  std::unique_ptr<Batch> batch_;
+  TunnelSocketStats stats_;
+};
+
+// Conversions between Asio endpoints and the core's addresses.
+tunnel::session::PeerAddress to_peer_address(const boost::asio::ip::udp::endpoint& e);
+boost::asio::ip::udp::endpoint to_udp_endpoint(const tunnel::session::PeerAddress& a);
+
+}  // namespace egw::proxy

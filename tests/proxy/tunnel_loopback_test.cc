@@ -1,0 +1,183 @@
+// Two gateways on loopback, on real UDP sockets, from config files with
+// WireGuard-format keys (`wg genkey | wg pubkey`): the session comes up and
+// streams move data intact. Also the config loader's errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "proxy/tunnel_config.h"
+#include "proxy/tunnel_socket.h"
+#include "tunnel/crypto/keys.h"
+#include "tunnel/crypto/wg_key.h"
+
+namespace egw::proxy {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string run(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[256];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+class TunnelLoopback : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("egw-loopback-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Keys as an admin makes them: with wg(8) from wireguard-tools.
+  std::string make_key(const std::string& name) {
+    const std::string key = (dir_ / (name + ".key")).string();
+    EXPECT_EQ(std::system(("umask 077; wg genkey > " + key).c_str()), 0) << "wg (wireguard-tools) is required";
+    return run("wg pubkey < " + key);
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    const auto path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  fs::path dir_;
+};
+
+std::byte pattern(StreamId id, std::uint64_t offset) {
+  return static_cast<std::byte>((offset * 131 + id * 7) & 0xff);
+}
+
+// Branch writes `bytes_per_stream` on each stream; the hub checks them.
+struct Sink final : SessionHandler {
+  TunnelSocket* socket = nullptr;
+  std::map<StreamId, std::uint64_t> received;
+  bool corrupt = false;
+  std::size_t finished = 0;
+  void on_stream_readable(const tunnel::StreamReadable& e, Instant now) override {
+    auto* c = socket->endpoint().session(0).connection();
+    std::array<std::byte, 16384> buf;
+    bool fin = false;
+    for (;;) {
+      const std::size_t n = c->stream_read(e.id, buf, &fin, now);
+      for (std::size_t i = 0; i < n; ++i) corrupt |= buf[i] != pattern(e.id, received[e.id] + i);
+      received[e.id] += n;
+      if (n == 0 || fin) break;
+    }
+    if (fin) {
+      ++finished;
+      c->stream_finish(e.id, now);
+    }
+    socket->service(0);
+  }
+};
+
+struct Source final : SessionHandler {
+  TunnelSocket* socket = nullptr;
+  std::uint64_t bytes_per_stream = 0;
+  int streams = 0;
+  std::map<StreamId, std::uint64_t> written;
+  std::size_t closed = 0;
+  bool up = false;
+  void on_session_up(tunnel::session::Session& s, Instant now) override {
+    up = true;
+    for (int i = 0; i < streams; ++i) written[*s.connection()->open_stream({}, ContentClass::bulk, now)] = 0;
+    for (auto& [id, w] : written) fill(id, now);
+    socket->service(0);
+  }
+  void on_stream_writable(const tunnel::StreamWritable& e, Instant now) override {
+    fill(e.id, now);
+    socket->service(0);
+  }
+  void on_stream_readable(const tunnel::StreamReadable& e, Instant now) override {
+    std::array<std::byte, 64> buf;  // the hub sends nothing but its FIN
+    bool fin = false;
+    while (socket->endpoint().session(0).connection()->stream_read(e.id, buf, &fin, now) > 0) {}
+    socket->service(0);
+  }
+  void on_stream_closed(const tunnel::StreamClosed&, Instant) override { ++closed; }
+  void fill(StreamId id, Instant now) {
+    auto* c = socket->endpoint().session(0).connection();
+    std::array<std::byte, 16384> buf;
+    std::uint64_t& w = written[id];
+    while (w < bytes_per_stream) {
+      const std::size_t n = std::min<std::uint64_t>(buf.size(), bytes_per_stream - w);
+      for (std::size_t i = 0; i < n; ++i) buf[i] = pattern(id, w + i);
+      const std::size_t k = c->stream_write(id, std::span(buf).first(n), now);
+      w += k;
+      if (k < n) return;
+    }
+    c->stream_finish(id, now);
+  }
+};
+
+TEST_F(TunnelLoopback, TwoGatewaysFromConfigFilesMoveDataIntact) {
+  const std::string hub_pub = make_key("hub");
+  const std::string branch_pub = make_key("branch");
+  ASSERT_TRUE(tunnel::crypto::parse_wg_key(hub_pub));
+  const auto hub_path = write("hub.yaml", "role: hub\nprivate_key_file: " + (dir_ / "hub.key").string() +
+                                              "\nlisten: 127.0.0.1:0\npeers:\n  - name: branch\n    public_key: " +
+                                              branch_pub + "\n");
+  auto hub_config = load_tunnel_config(hub_path);
+  ASSERT_TRUE(std::holds_alternative<TunnelConfig>(hub_config)) << std::get<std::string>(hub_config);
+  boost::asio::io_context io;
+  TunnelSocket hub(io, std::get<TunnelConfig>(hub_config).endpoint, std::get<TunnelConfig>(hub_config).listen, nullptr);
+  const auto branch_path = write(
+      "branch.yaml", "role: branch\nprivate_key_file: " + (dir_ / "branch.key").string() +
+                         "\npeers:\n  - name: hub\n    public_key: " + hub_pub + "\n    endpoint: 127.0.0.1:" +
+                         std::to_string(hub.local_endpoint().port()) + "\n");
+  auto branch_config = load_tunnel_config(branch_path);
+  ASSERT_TRUE(std::holds_alternative<TunnelConfig>(branch_config)) << std::get<std::string>(branch_config);
+  TunnelSocket branch(io, std::get<TunnelConfig>(branch_config).endpoint,
+                      std::get<TunnelConfig>(branch_config).listen, nullptr);
+  Sink sink;
+  sink.socket = &hub;
+  hub.set_handler(0, &sink);
+  Source source;
+  source.socket = &branch;
+  source.streams = 4;
+  source.bytes_per_stream = 8 << 20;
+  branch.set_handler(0, &source);
+  hub.start();
+  branch.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (source.closed < 4 && std::chrono::steady_clock::now() < deadline) io.run_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(source.up);
+  EXPECT_EQ(source.closed, 4u);
+  EXPECT_EQ(sink.finished, 4u);
+  for (const auto& [id, n] : sink.received) EXPECT_EQ(n, 8u << 20) << "stream " << id;
+  EXPECT_FALSE(sink.corrupt);
+  EXPECT_EQ(hub.endpoint().stats().dropped_bad_mac1, 0u);
+  EXPECT_GT(hub.stats().datagrams_received, 20'000u);
+}
+
+TEST_F(TunnelLoopback, ConfigErrorsNameFileLineAndKey) {
+  const std::string pub = make_key("k");
+  const std::string key = (dir_ / "k.key").string();
+  auto error_of = [&](const std::string& text) {
+    auto r = load_tunnel_config(write("c.yaml", text));
+    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string("(no error)");
+  };
+  const std::string c = (dir_ / "c.yaml").string();
+  EXPECT_EQ(error_of("role: hub\nprivate_key_file: " + key + "\nlisten: 127.0.0.1:1\npeers:\n  - public_key: " + pub + "\n    colour: red\n"),
+            c + ":6: peers[0].colour: unknown key");
+  EXPECT_EQ(error_of("role: hub\nprivate_key_file: " + key + "\nlisten: 127.0.0.1:1\npeers:\n  - public_key: abc\n"),
+            c + ":5: peers[0].public_key: not a WireGuard key (44 characters of base64, as `wg pubkey` prints)");
+  EXPECT_EQ(error_of("role: bridge\n"), c + ":1: role: expected 'branch' or 'hub'");
+  EXPECT_NE(error_of("role: hub\nprivate_key_file: /nonexistent/key\nlisten: 127.0.0.1:1\npeers: []\n").find(c + ":2: private_key_file: "),
+            std::string::npos);
+  EXPECT_EQ(error_of("role: branch\nprivate_key_file: " + key + "\npeers:\n  - public_key: " + pub + "\n"),
+            c + ":4: peers[0].endpoint: missing (a branch must know where its hub is)");
+  EXPECT_EQ(error_of("role: hub\nprivate_key_file: " + key + "\nlisten: 127.0.0.1:99999\npeers: []\n"),
+            c + ":3: listen: bad port in '127.0.0.1:99999'");
+}
+
+}  // namespace
+}  // namespace egw::proxy

@@ -1,0 +1,355 @@
+// The secure tunnel's sessions, sans-IO, on an in-memory wire: handshakes,
+// data, rekeying, replay and forgery, unknown keys, NAT rebinding, cookies
+// under load, restarts and dead peers.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tests/session/session_pair.h"
+#include "tunnel/packet_header.h"
+#include "tunnel/session/handshake_messages.h"
+
+namespace egw::tunnel::session::testing {
+namespace {
+
+std::byte pattern(std::uint64_t offset) { return static_cast<std::byte>((offset * 131 + 7) & 0xff); }
+
+// Streams `total` bytes branch -> hub on one stream and checks every byte.
+struct OneStreamTransfer {
+  OneStreamTransfer(SessionPair& p, std::uint64_t bytes) : pair(p), total(bytes) {}
+  SessionPair& pair;
+  std::uint64_t total;
+  std::optional<StreamId> id;
+  std::uint64_t written = 0;
+  std::uint64_t read = 0;
+  bool corrupt = false;
+
+  void step() {
+    Connection* c = pair.branch_session().connection();
+    if (!c) return;
+    if (!id) id = c->open_stream(Destination{}, ContentClass::bulk, pair.now);
+    std::array<std::byte, 4096> chunk;
+    while (written < total) {
+      const std::size_t n = std::min<std::uint64_t>(chunk.size(), total - written);
+      for (std::size_t i = 0; i < n; ++i) chunk[i] = pattern(written + i);
+      const std::size_t w = c->stream_write(*id, std::span(chunk).first(n), pair.now);
+      written += w;
+      if (w < n) break;
+    }
+    SessionPair::events(pair.branch_session());
+    if (Connection* h = pair.hub_session().connection()) {
+      SessionPair::events(pair.hub_session());
+      bool fin = false;
+      for (;;) {
+        const std::size_t n = h->stream_read(*id, chunk, &fin, pair.now);
+        for (std::size_t i = 0; i < n; ++i) corrupt |= chunk[i] != pattern(read + i);
+        read += n;
+        if (n == 0) break;
+      }
+    }
+  }
+};
+
+TEST(Session, HandshakeCompletesAndCarriesData) {
+  SessionPair pair;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  OneStreamTransfer transfer(pair, 2'000'000);
+  pair.run_for(ms(3'000), [&] { transfer.step(); });
+  EXPECT_TRUE(pair.branch_session().is_up());
+  EXPECT_TRUE(pair.hub_session().is_up());
+  EXPECT_EQ(transfer.read, 2'000'000u);
+  EXPECT_FALSE(transfer.corrupt);
+  EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 1u);
+  EXPECT_EQ(pair.hub->stats().initiations_processed, 1u);
+}
+
+TEST(Session, TransportParametersTravelInTheHandshake) {
+  SessionPair pair;
+  pair.hub_config.connection.max_incoming_streams = 7;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(100));
+  ASSERT_TRUE(pair.branch_session().is_up());
+  // The branch may open only the hub's 7 streams at once: the 8th waits.
+  Connection* c = pair.branch_session().connection();
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(c->open_stream(Destination{}, ContentClass::bulk, pair.now));
+  pair.run_for(ms(100));
+  int opened = 0;
+  for (const auto& e : SessionPair::events(pair.hub_session())) opened += std::holds_alternative<StreamOpened>(e);
+  EXPECT_EQ(opened, 7);
+}
+
+TEST(Session, UnknownStaticKeyGetsNoReplyAndNoState) {
+  SessionPair pair;
+  pair.start();
+  // A stranger who knows the hub's public key (so mac1 is valid).
+  EndpointConfig stranger_config = pair.branch_config;
+  Keys stranger;
+  stranger_config.private_key = stranger.private_key;
+  Endpoint stranger_endpoint(stranger_config, nullptr, pair.now);
+  stranger_endpoint.session(0).connect(pair.now);
+  std::vector<std::byte> buffer(2048);
+  auto t = stranger_endpoint.session(0).poll_transmit(pair.now, buffer);
+  ASSERT_TRUE(t);
+  pair.hub->on_datagram(branch_address(), std::span(buffer).first(t->bytes), pair.now);
+  pair.collect();
+  EXPECT_TRUE(pair.wire.empty()) << "the hub answered a stranger";
+  EXPECT_EQ(pair.hub->stats().dropped_unknown_peer, 1u);
+  EXPECT_FALSE(pair.hub_session().is_up());
+}
+
+TEST(Session, WrongResponderKeyFailsMac1Silently) {
+  SessionPair pair;
+  pair.branch_config.peers[0].public_key = Keys{}.public_key;  // not the hub's
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(50));
+  EXPECT_EQ(pair.hub->stats().dropped_bad_mac1, 1u);
+  EXPECT_EQ(pair.hub->stats().initiations_processed, 0u);
+  EXPECT_FALSE(pair.branch_session().is_up());
+}
+
+TEST(Session, ForgedAndReplayedDataAreDroppedWithoutDisturbingStreams) {
+  SessionPair pair;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  // Every other data datagram, twenty in all, is taken off the wire (the
+  // branch retransmits their frames).
+  std::vector<WireDatagram> captured;
+  int data_seen = 0;
+  pair.tap = [&](WireDatagram& d) {
+    if (d.to == hub_address() && std::to_integer<int>(d.bytes[0]) == 1 && captured.size() < 20 &&
+        pair.hub_session().is_up() && data_seen++ % 2 == 0) {
+      captured.push_back(d);
+      return false;
+    }
+    return true;
+  };
+  OneStreamTransfer transfer(pair, 500'000);
+  pair.run_for(ms(1'500), [&] { transfer.step(); });
+  ASSERT_EQ(captured.size(), 20u);
+  const auto before = pair.hub_session().connection()->stats();
+  for (auto d : captured) {  // tampered: one bit of the sealed payload
+    d.bytes[20] ^= std::byte{1};
+    pair.deliver_one(d);
+  }
+  for (auto d : captured) {  // tampered header (associated data): the packet number
+    d.bytes[8] ^= std::byte{1};  // + 2^32: new, so it reaches the AEAD
+    pair.deliver_one(d);
+  }
+  for (auto d : captured) {  // re-addressed to another receiver index
+    d.bytes[4] ^= std::byte{1};
+    pair.deliver_one(d);
+  }
+  for (auto d : captured) pair.deliver_one(d);  // genuine, late: accepted
+  for (auto d : captured) pair.deliver_one(d);  // replayed
+  const auto after = pair.hub_session().connection()->stats();
+  EXPECT_EQ(after.datagrams_forged - before.datagrams_forged, 2 * captured.size());
+  EXPECT_EQ(after.datagrams_duplicate - before.datagrams_duplicate, captured.size());
+  EXPECT_EQ(pair.hub->stats().dropped_unknown_index, captured.size());
+  pair.tap = nullptr;
+  pair.run_for(ms(2'000), [&] { transfer.step(); });
+  EXPECT_EQ(transfer.read, 500'000u);
+  EXPECT_FALSE(transfer.corrupt);
+  EXPECT_EQ(pair.hub_session().protection()->current()->forgeries, 2 * captured.size());
+}
+
+TEST(Session, ReplayedInitiationIsIgnored) {
+  SessionPair pair;
+  pair.start();
+  std::optional<WireDatagram> initiation;
+  pair.tap = [&](WireDatagram& d) {
+    if (std::to_integer<int>(d.bytes[0]) == 2) initiation = d;
+    return true;
+  };
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(100));
+  ASSERT_TRUE(initiation);
+  const Connection* first = pair.hub_session().connection();
+  pair.now += ms(1'000);
+  pair.deliver_one(*initiation);
+  EXPECT_EQ(pair.hub_session().stats().initiations_replayed, 1u);
+  EXPECT_EQ(pair.hub_session().connection(), first);
+  pair.collect();
+  EXPECT_TRUE(pair.wire.empty()) << "a replayed initiation was answered";
+}
+
+TEST(Session, RekeysEveryTwoMinutesWithoutStallingStreams) {
+  SessionPair pair;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  // A steady trickle: 20 KB every 100 ms for 400 s; no second without progress.
+  OneStreamTransfer transfer(pair, 0);
+  std::uint64_t last_read = 0;
+  Instant last_progress = pair.now;
+  Duration longest_stall{0};
+  int step = 0;
+  pair.run_for(ms(400'000), [&] {
+    if (++step % 100 == 0) transfer.total += 20'000;
+    transfer.step();
+    if (transfer.read != last_read) {
+      longest_stall = std::max(longest_stall, pair.now - last_progress);
+      last_read = transfer.read;
+      last_progress = pair.now;
+    }
+  });
+  pair.run_for(ms(1'000), [&] { transfer.step(); });  // the last trickle arrives
+  EXPECT_GE(pair.branch_session().stats().rekeys, 3u);
+  EXPECT_EQ(pair.hub_session().stats().rekeys, pair.branch_session().stats().rekeys);
+  EXPECT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(transfer.read, transfer.total);
+  EXPECT_FALSE(transfer.corrupt);
+  EXPECT_LE(longest_stall, ms(200));
+  EXPECT_EQ(pair.branch_session().stats().connections_started, 1u);
+  // Old keys retired: at most current + previous on each side.
+  EXPECT_EQ(pair.hub_session().protection()->next(), nullptr);
+}
+
+TEST(Session, KeysExpireWhenNobodyRekeys) {
+  SessionTimers timers;
+  timers.rekey_after = ms(10'000'000);
+  SessionPair pair(timers);
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  OneStreamTransfer transfer(pair, 0);
+  int step = 0;
+  pair.run_for(ms(185'000), [&] {
+    if (++step % 1000 == 0) transfer.total += 1'000;
+    transfer.step();
+  });
+  EXPECT_FALSE(pair.branch_session().is_up());
+  bool down = false;
+  for (const auto& e : SessionPair::session_events(pair.branch_session())) {
+    if (const auto* d = std::get_if<SessionDown>(&e)) down |= d->reason.find("expired") != std::string::npos;
+  }
+  EXPECT_TRUE(down);
+}
+
+TEST(Session, FollowsANewAddressOnlyAfterAnAuthenticatedPacket) {
+  SessionPair pair;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  OneStreamTransfer transfer(pair, 300'000);
+  pair.run_for(ms(100), [&] { transfer.step(); });
+  ASSERT_TRUE(pair.hub_session().is_up());
+  ASSERT_EQ(pair.hub_session().address(), branch_address());
+  // A forged datagram from elsewhere changes nothing.
+  WireDatagram forged{PeerAddress::v4(0x0a0000ff, 1234), hub_address(), {}, pair.now};
+  forged.bytes.assign(100, std::byte{0});
+  forged.bytes[0] = std::byte{1};
+  const auto index = pair.hub_session().protection()->current()->local_index;
+  for (int i = 0; i < 4; ++i) forged.bytes[1 + i] = static_cast<std::byte>(index >> (24 - 8 * i));
+  pair.deliver_one(forged);
+  EXPECT_EQ(pair.hub_session().address(), branch_address());
+  // The branch's NAT rebinds: the hub follows and the transfer completes.
+  pair.branch_from = PeerAddress::v4(0x0a000001, 40001);
+  pair.run_for(ms(3'000), [&] { transfer.step(); });
+  EXPECT_EQ(pair.hub_session().address(), pair.branch_from);
+  EXPECT_EQ(pair.hub_session().stats().address_changes, 1u);
+  EXPECT_EQ(transfer.read, 300'000u);
+  EXPECT_FALSE(transfer.corrupt);
+}
+
+TEST(Session, UnderAFloodTheResponderAnswersWithCookiesAndStillServesItsPeer) {
+  SessionPair pair({}, /*under_load=*/10);
+  pair.start();
+  // 500 initiations with a valid mac1 from 500 addresses (a stranger's key).
+  EndpointConfig stranger_config = pair.branch_config;
+  stranger_config.private_key = Keys{}.private_key;
+  std::vector<std::byte> buffer(2048);
+  std::size_t answered = 0;
+  for (int i = 0; i < 500; ++i) {
+    Endpoint stranger(stranger_config, nullptr, pair.now);
+    stranger.session(0).connect(pair.now);
+    auto t = stranger.session(0).poll_transmit(pair.now, buffer);
+    pair.hub->on_datagram(PeerAddress::v4(0x0b000000 + i, 5000), std::span(buffer).first(t->bytes), pair.now);
+    while (auto r = pair.hub->poll_reply(buffer)) {
+      EXPECT_EQ(r->bytes, kCookieReplyBytes);
+      ++answered;
+    }
+  }
+  // Only the first 10 in this second cost Diffie-Hellman; the rest got cookies.
+  EXPECT_EQ(pair.hub->stats().initiations_processed, 10u);
+  EXPECT_EQ(pair.hub->stats().cookie_replies_sent, 490u);
+  EXPECT_EQ(answered, 490u);
+  EXPECT_FALSE(pair.hub_session().is_up());
+  // The real branch, still under load: cookie reply, then a retry with mac2.
+  pair.branch_session().connect(pair.now);
+  OneStreamTransfer transfer(pair, 100'000);
+  pair.run_for(ms(3'000), [&] {
+    transfer.step();
+    pair.collect();  // what the hub owes the branch goes on the wire first
+    // Keep the hub under load all along.
+    for (int i = 0; i < 12; ++i) {
+      Endpoint stranger(stranger_config, nullptr, pair.now);
+      stranger.session(0).connect(pair.now);
+      auto t = stranger.session(0).poll_transmit(pair.now, buffer);
+      pair.hub->on_datagram(PeerAddress::v4(0x0c000000 + i, 5000), std::span(buffer).first(t->bytes), pair.now);
+      while (pair.hub->poll_reply(buffer)) {}
+    }
+  }, ms(50));
+  EXPECT_GE(pair.branch_session().stats().cookie_replies_received, 1u);
+  EXPECT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(transfer.read, 100'000u);
+}
+
+TEST(Session, ABranchNoticesARestartedHubAndStartsANewConnection) {
+  SessionPair pair;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  OneStreamTransfer transfer(pair, 0);
+  int step = 0;
+  pair.run_for(ms(1'000), [&] {
+    if (++step % 10 == 0) transfer.total += 1'000;
+    transfer.step();
+  });
+  ASSERT_TRUE(pair.hub_session().is_up());
+  const Connection* before = pair.branch_session().connection();
+  SessionPair::events(pair.branch_session());
+  pair.hub = std::make_unique<Endpoint>(pair.hub_config, nullptr, pair.now);  // restarted
+  bool closed_seen = false;
+  pair.run_for(ms(10'000), [&] {
+    if (++step % 10 == 0) transfer.total += 1'000;
+    if (pair.branch_session().connection() == before) transfer.step();
+    for (const auto& e : SessionPair::events(pair.branch_session())) {
+      closed_seen |= std::holds_alternative<ConnectionClosed>(e);
+    }
+  });
+  EXPECT_TRUE(closed_seen) << "the old connection's streams must see it end";
+  EXPECT_TRUE(pair.branch_session().is_up());
+  EXPECT_NE(pair.branch_session().connection(), before);
+  EXPECT_TRUE(pair.hub_session().is_up());
+  EXPECT_EQ(pair.branch_session().stats().connections_started, 2u);
+}
+
+TEST(Session, ADeadPeerEndsTheConnectionAndSaysSo) {
+  SessionPair pair;
+  pair.branch_config.connection.idle_timeout = ms(5'000);
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  OneStreamTransfer transfer(pair, 10'000'000);
+  pair.run_for(ms(200), [&] { transfer.step(); });
+  ASSERT_TRUE(pair.branch_session().is_up());
+  pair.tap = [](WireDatagram&) { return false; };  // the hub is gone
+  pair.run_for(ms(10'000), [&] { transfer.step(); });
+  EXPECT_FALSE(pair.branch_session().is_up());
+  bool down = false;
+  for (const auto& e : SessionPair::session_events(pair.branch_session())) down |= std::holds_alternative<SessionDown>(e);
+  EXPECT_TRUE(down);
+}
+
+TEST(Session, HandshakeMessagesHaveExactSizesAndNoAmplification) {
+  EXPECT_LT(kResponseBytes, kInitiationBytes);
+  EXPECT_LT(kCookieReplyBytes, kInitiationBytes);
+  std::vector<std::uint8_t> d(kInitiationBytes, 0);
+  d[0] = 2;
+  EXPECT_TRUE(parse_initiation(d));
+  d.push_back(0);
+  EXPECT_FALSE(parse_initiation(d));
+  d.resize(kInitiationBytes - 1);
+  EXPECT_FALSE(parse_initiation(d));
+}
+
+}  // namespace
+}  // namespace egw::tunnel::session::testing

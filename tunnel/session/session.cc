@@ -1,0 +1,351 @@
+#include "tunnel/session/session.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tunnel/error_codes.h"
+
+namespace egw::tunnel::session {
+namespace {
+
+constexpr Duration kMaxRetryInterval = ms(5'000);
+
+void earliest(std::optional<Instant>& best, std::optional<Instant> candidate) {
+  if (candidate && (!best || *candidate < *best)) best = candidate;
+}
+
+}  // namespace
+
+LocalIdentity LocalIdentity::from_private(const crypto::Key32& private_key) {
+  LocalIdentity id;
+  id.private_key = private_key;
+  id.public_key = crypto::x25519_public_key(private_key);
+  id.mac1_key = session::mac1_key(id.public_key);
+  return id;
+}
+
+Session::Session(const LocalIdentity& identity, const PeerConfig& peer, bool initiator,
+                 const ConnectionConfig& connection, const SessionTimers& timers,
+                 IndexTable& indices, congestion::TemporalCache* cache,
+                 std::uint64_t wall_clock_ns_at_origin)
+    : identity_(identity),
+      peer_(peer),
+      initiator_(initiator),
+      connection_config_(connection),
+      timers_(timers),
+      indices_(indices),
+      cache_(cache),
+      wall_clock_ns_at_origin_(wall_clock_ns_at_origin),
+      peer_mac1_key_(mac1_key(peer.public_key)),
+      cookie_jar_(peer.public_key) {
+  if (peer.endpoint) address_ = *peer.endpoint;
+}
+
+Session::~Session() {
+  forget_pending_handshake();
+  if (protection_) {
+    release_index_of(protection_->current());
+    release_index_of(protection_->previous());
+    release_index_of(protection_->next());
+  }
+}
+
+void Session::connect(Instant now) {
+  if (!initiator_ || pending_ || is_up()) return;
+  first_attempt_at_ = now;
+  retry_interval_ = timers_.handshake_retry;
+  send_initiation(now, false);
+}
+
+void Session::start_rekey(Instant now) {
+  first_attempt_at_ = now;
+  retry_interval_ = timers_.handshake_retry;
+  send_initiation(now, true);
+}
+
+Timestamp Session::timestamp(Instant now) const {
+  const auto since_origin_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  return tai64n(wall_clock_ns_at_origin_ + static_cast<std::uint64_t>(since_origin_ns));
+}
+
+TransportParameters Session::local_parameters(bool rekey) const {
+  TransportParameters p = local_transport_parameters(connection_config_);
+  p.flags = rekey ? TransportParameters::kFlagRekey : 0;
+  return p;
+}
+
+void Session::send_initiation(Instant now, bool rekey) {
+  forget_pending_handshake();
+  crypto::NoiseIkConfig config;
+  config.initiator = true;
+  config.local_static_private = identity_.private_key;
+  config.remote_static_public = peer_.public_key;
+  // Always IKpsk2, with an all-zero psk when none is configured (as
+  // WireGuard does): the responder must know the pattern before it reads
+  // message 1, and learns which peer (and so which psk) only after.
+  config.use_psk = true;
+  config.psk = peer_.preshared_key.value_or(crypto::Key32{});
+  config.prologue = noise_prologue();
+  auto noise = std::make_unique<crypto::NoiseIk>(config);
+  const auto payload = encode_initiation_payload(timestamp(now), local_parameters(rekey));
+  const auto message = noise->write_message(payload);
+  const std::uint32_t index = indices_.allocate(this);
+  const auto datagram = build_initiation(index, message, peer_mac1_key_, cookie_jar_.cookie(now));
+  Mac sent_mac1{};
+  std::memcpy(sent_mac1.data(), datagram.data() + kInitiationBytes - 2 * kMacBytes, kMacBytes);
+  pending_ = PendingHandshake{std::move(noise), index, sent_mac1, rekey, now};
+  initiation_to_send_ = datagram;
+  retry_at_ = now + retry_interval_;
+  ++stats_.handshakes_sent;
+}
+
+void Session::forget_pending_handshake() {
+  if (pending_) indices_.release(pending_->local_index);
+  pending_.reset();
+}
+
+void Session::on_response(const PeerAddress& from, const ResponseView& response, Instant now) {
+  if (!pending_ || response.receiver_index != pending_->local_index) return;
+  const auto payload = pending_->noise->read_message(response.noise_message);
+  const auto params =
+      payload ? decode_transport_parameters(std::as_bytes(std::span(*payload))) : std::nullopt;
+  if (!params) {
+    ++stats_.handshake_failures;  // forged or corrupt: keep waiting for the real one
+    return;
+  }
+  const auto keys = pending_->noise->split();
+  auto keypair = std::make_unique<Keypair>(pending_->local_index, response.sender_index, keys.send,
+                                           keys.receive, now);
+  const bool rekey = pending_->rekey && (params->flags & TransportParameters::kFlagRekey) && is_up();
+  pending_.reset();  // its index now names the keypair
+  retry_at_.reset();
+  initiation_to_send_.reset();
+  address_ = from;  // the handshake authenticated it
+  last_authenticated_receive_ = now;
+  ++stats_.handshakes_completed;
+  if (rekey) {
+    release_index_of(protection_->previous());
+    protection_->install(std::move(keypair), /*confirmed=*/true);
+    retire_previous_at_ = now + retire_delay();
+    ++stats_.rekeys;
+  } else {
+    start_connection(*params, std::move(keypair), /*confirmed=*/true, now);
+  }
+}
+
+void Session::on_cookie_reply(const CookieReplyView& reply, Instant now) {
+  if (!pending_ || reply.receiver_index != pending_->local_index) return;
+  // The next retry carries mac2; we do not resend at once (no reply loops).
+  if (cookie_jar_.on_reply(reply, pending_->sent_mac1, now)) ++stats_.cookie_replies_received;
+}
+
+void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::NoiseIk> noise,
+                            std::uint32_t sender_index, const InitiationPayload& payload,
+                            Instant now) {
+  if (initiator_) return;  // the branch initiates; the hub never does
+  if (last_initiation_timestamp_ && payload.timestamp <= *last_initiation_timestamp_) {
+    ++stats_.initiations_replayed;
+    return;
+  }
+  if (last_initiation_at_ && now - *last_initiation_at_ < timers_.min_initiation_interval) {
+    ++stats_.initiations_too_frequent;
+    return;
+  }
+  last_initiation_timestamp_ = payload.timestamp;
+  last_initiation_at_ = now;
+  noise->set_psk(peer_.preshared_key.value_or(crypto::Key32{}));
+  const bool rekey = (payload.params.flags & TransportParameters::kFlagRekey) && is_up();
+  const auto reply_params = encode_transport_parameters(local_parameters(rekey));
+  const auto message = noise->write_message(
+      std::span(reinterpret_cast<const std::uint8_t*>(reply_params.data()), reply_params.size()));
+  const auto keys = noise->split();
+  const std::uint32_t index = indices_.allocate(this);
+  auto keypair = std::make_unique<Keypair>(index, sender_index, keys.send, keys.receive, now);
+  response_to_send_ = build_response(index, sender_index, message, peer_mac1_key_, {});
+  address_ = from;
+  ++stats_.handshakes_completed;
+  if (rekey) {
+    release_index_of(protection_->next());
+    protection_->install(std::move(keypair), /*confirmed=*/false);
+    ++stats_.rekeys;
+  } else {
+    start_connection(payload.params, std::move(keypair), /*confirmed=*/false, now);
+  }
+}
+
+void Session::start_connection(const TransportParameters& peer_params,
+                               std::unique_ptr<Keypair> keys, bool confirmed, Instant now) {
+  end_connection("replaced by a new handshake", now);
+  ConnectionConfig config = connection_config_;
+  config.is_client = initiator_;
+  config.peer = peer_params;
+  auto protection = std::make_unique<SessionProtection>();
+  protection->install(std::move(keys), confirmed);
+  protection_ = protection.get();
+  connection_ = std::make_unique<Connection>(config, std::move(protection), cache_, now);
+  last_authenticated_receive_ = now;
+  last_send_ = now;
+  down_reported_ = false;
+  ++stats_.connections_started;
+  session_events_.push_back(SessionUp{});
+}
+
+void Session::report_down(const std::string& reason) {
+  if (down_reported_) return;
+  down_reported_ = true;
+  session_events_.push_back(SessionDown{reason});
+}
+
+void Session::end_connection(const std::string& reason, Instant now) {
+  if (!connection_) return;
+  if (!connection_->is_closed()) connection_->close(kErrorNone, reason, now);
+  while (auto e = connection_->poll_event()) orphan_events_.push_back(std::move(*e));
+  release_index_of(protection_->current());
+  release_index_of(protection_->previous());
+  release_index_of(protection_->next());
+  connection_.reset();  // the keys go with it
+  protection_ = nullptr;
+  retire_previous_at_.reset();
+  report_down(reason);
+}
+
+void Session::on_data(const PeerAddress& from, std::span<std::byte> datagram, Instant now) {
+  if (!connection_) {
+    ++stats_.datagrams_without_connection;
+    return;
+  }
+  const Keypair* previous = protection_->previous();
+  const std::uint32_t previous_index = previous ? previous->local_index : 0;
+  if (!connection_->on_datagram(datagram, now)) {
+    if (protection_->integrity_limit_reached()) {
+      end_connection("AEAD integrity limit reached (RFC 9001 6.6)", now);
+    }
+    return;
+  }
+  // Authentic, new and well-formed: only now may it change session state.
+  if (protection_->on_accepted()) {
+    indices_.release(previous_index);
+    retire_previous_at_ = now + retire_delay();
+  }
+  last_authenticated_receive_ = now;
+  if (!(from == address_)) {
+    address_ = from;
+    ++stats_.address_changes;
+  }
+}
+
+std::optional<Transmit> Session::poll_transmit(Instant now, std::span<std::byte> buffer) {
+  auto send_bytes = [&](std::span<const std::uint8_t> bytes) -> std::optional<Transmit> {
+    if (buffer.size() < bytes.size()) return std::nullopt;
+    std::memcpy(buffer.data(), bytes.data(), bytes.size());
+    return Transmit{bytes.size(), false};
+  };
+  if (initiation_to_send_) {
+    const auto t = send_bytes(*initiation_to_send_);
+    initiation_to_send_.reset();
+    return t;
+  }
+  if (response_to_send_) {
+    const auto t = send_bytes(*response_to_send_);
+    response_to_send_.reset();
+    return t;
+  }
+  if (!connection_ || !protection_->can_seal()) return std::nullopt;
+  const auto t = connection_->poll_transmit(now, buffer);
+  if (t) {
+    last_send_ = now;
+  } else if (connection_->is_closed()) {
+    end_connection("connection closed", now);  // its CLOSE went out: drop the keys
+  }
+  return t;
+}
+
+Duration Session::retire_delay() const {
+  // About three PTOs (RFC 9002 6.2.1) of the live connection.
+  const auto s = connection_ ? connection_->stats().ensemble : congestion::EnsembleStats{};
+  if (s.srtt.count() == 0) return ms(1'000);
+  const Duration pto = s.srtt + std::max<Duration>(4 * s.rttvar, ms(1)) + connection_config_.max_ack_delay;
+  return std::max<Duration>(3 * pto, ms(50));
+}
+
+std::optional<Instant> Session::next_timeout() const {
+  std::optional<Instant> t;
+  earliest(t, retry_at_);
+  earliest(t, retire_previous_at_);
+  if (connection_) {
+    earliest(t, connection_->next_timeout());
+    if (const Keypair* current = protection_->current()) {
+      earliest(t, current->created_at + timers_.reject_after);
+      if (initiator_ && !pending_) {
+        earliest(t, current->created_at + timers_.rekey_after);
+        if (last_send_ > last_authenticated_receive_) {
+          earliest(t, last_authenticated_receive_ + timers_.silence_rekey_after);
+        }
+      }
+    }
+  }
+  return t;
+}
+
+void Session::on_timeout(Instant now) {
+  if (retry_at_ && now >= *retry_at_) {
+    retry_at_.reset();
+    if (now - first_attempt_at_ >= timers_.handshake_give_up) {
+      forget_pending_handshake();
+      ++stats_.handshake_failures;
+      if (!is_up()) session_events_.push_back(SessionDown{"handshake timed out"});
+    } else if (pending_) {
+      retry_interval_ = std::min(2 * retry_interval_, kMaxRetryInterval);
+      send_initiation(now, pending_->rekey);
+    }
+  }
+  if (retire_previous_at_ && now >= *retire_previous_at_) {
+    retire_previous_at_.reset();
+    if (protection_) {
+      release_index_of(protection_->previous());
+      protection_->drop_previous();
+    }
+  }
+  if (connection_) {
+    const Keypair* current = protection_->current();
+    if (current && now - current->created_at >= timers_.reject_after) {
+      end_connection("keys expired (no rekey within reject_after)", now);
+      return;
+    }
+    if (initiator_ && !pending_ && current && !connection_->is_closed()) {
+      const bool old = now - current->created_at >= timers_.rekey_after ||
+                       current->packets_sealed >= timers_.rekey_after_packets;
+      const bool silent = last_send_ > last_authenticated_receive_ &&
+                          now - last_authenticated_receive_ >= timers_.silence_rekey_after;
+      if (old || silent) start_rekey(now);
+    }
+    const auto due = connection_->next_timeout();
+    if (due && *due <= now) connection_->on_timeout(now);
+  }
+}
+
+std::optional<ConnectionEvent> Session::poll_event() {
+  if (!orphan_events_.empty()) {
+    ConnectionEvent e = std::move(orphan_events_.front());
+    orphan_events_.pop_front();
+    return e;
+  }
+  if (!connection_) return std::nullopt;
+  auto e = connection_->poll_event();
+  if (e) {
+    if (const auto* closed = std::get_if<ConnectionClosed>(&*e)) {
+      report_down(closed->reason.empty() ? "connection closed" : closed->reason);
+    }
+  }
+  return e;
+}
+
+std::optional<SessionEvent> Session::poll_session_event() {
+  if (session_events_.empty()) return std::nullopt;
+  SessionEvent e = std::move(session_events_.front());
+  session_events_.pop_front();
+  return e;
+}
+
+}  // namespace egw::tunnel::session

@@ -1,0 +1,186 @@
+// Session: everything one gateway keeps about one configured peer, sans-IO.
+// It runs the Noise IK handshakes (tunnel/crypto/noise_ik.h) for that peer,
+// owns the tunnel::Connection they key, rekeys it without stalling streams,
+// and follows the peer's address. The Endpoint (endpoint.h) routes each
+// received datagram to its session; a driver sends what poll_transmit gives
+// to address().
+//
+// It offers the Connection's driving interface (on_datagram, poll_transmit,
+// next_timeout, on_timeout, poll_event), so the same service loop drives it
+// (BasicConnectionDriver<Session>, tunnel/connection_driver.h) in tests and
+// on real sockets.
+//
+// Roles. The branch is the initiator: connect() starts a handshake (retried
+// every handshake_retry until handshake_give_up), and it rekeys the live
+// connection every rekey_after (WireGuard: 120 s) or 2^60 packets. The hub
+// is the responder. Either side drops keys older than reject_after (180 s):
+// a connection whose keys expired can neither send nor receive and closes.
+//
+// Lifetimes. A handshake that is not a rekey starts a new Connection; the old
+// one, if any, is closed first (its streams end with ConnectionClosed, so the
+// gateway resets the clients' sockets). A rekey (flag in the initiation,
+// echoed in the response) installs new keys in the live connection; a
+// responder that has no live connection (it restarted) answers without the
+// echo, and the initiator then replaces its connection too. An initiator
+// that has sent but heard nothing authenticated for silence_rekey_after
+// rekeys, which is how a branch notices a restarted hub within seconds.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/units.h"
+#include "congestion/temporal_cache.h"
+#include "tunnel/connection.h"
+#include "tunnel/crypto/keys.h"
+#include "tunnel/crypto/noise_ik.h"
+#include "tunnel/session/cookie.h"
+#include "tunnel/session/handshake_messages.h"
+#include "tunnel/session/index_table.h"
+#include "tunnel/session/peer_address.h"
+#include "tunnel/session/session_keys.h"
+
+namespace egw::tunnel::session {
+
+// This gateway's static identity, shared by its sessions.
+struct LocalIdentity {
+  crypto::Key32 private_key{};
+  crypto::Key32 public_key{};
+  crypto::Key32 mac1_key{};  // of our public key: checks mac1 of what we receive
+  static LocalIdentity from_private(const crypto::Key32& private_key);
+};
+
+struct SessionTimers {
+  Duration rekey_after = ms(120'000);
+  Duration reject_after = ms(180'000);
+  Duration handshake_retry = ms(1'000);     // first retry; doubles up to 5 s (+ jitter-free)
+  Duration handshake_give_up = ms(90'000);  // WireGuard's REKEY_ATTEMPT_TIME
+  Duration silence_rekey_after = ms(5'000);
+  Duration min_initiation_interval = ms(20);  // WireGuard: a flooding peer is ignored
+  std::uint64_t rekey_after_packets = std::uint64_t{1} << 60;
+};
+
+struct PeerConfig {
+  std::string name;  // for logs ("hub", "branch-3"); defaults to the key's prefix
+  crypto::Key32 public_key{};
+  std::optional<crypto::Key32> preshared_key;
+  std::optional<PeerAddress> endpoint;  // where to send first (initiators must have one)
+};
+
+struct SessionStats {
+  std::uint64_t handshakes_completed = 0;
+  std::uint64_t rekeys = 0;
+  std::uint64_t handshakes_sent = 0;
+  std::uint64_t handshake_failures = 0;      // responses or initiations that did not verify
+  std::uint64_t initiations_replayed = 0;    // timestamp not newer: dropped
+  std::uint64_t initiations_too_frequent = 0;
+  std::uint64_t cookie_replies_received = 0;
+  std::uint64_t address_changes = 0;         // followed after an authenticated packet
+  std::uint64_t datagrams_without_connection = 0;
+  std::uint64_t connections_started = 0;
+};
+
+// What the session tells its owner besides the connection's own events.
+struct SessionUp {};
+struct SessionDown { std::string reason; };
+using SessionEvent = std::variant<SessionUp, SessionDown>;
+
+class Session {
+ public:
+  Session(const LocalIdentity& identity, const PeerConfig& peer, bool initiator,
+          const ConnectionConfig& connection, const SessionTimers& timers, IndexTable& indices,
+          congestion::TemporalCache* cache, std::uint64_t wall_clock_ns_at_origin);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Initiator: start a handshake (no-op while one is under way or connected).
+  void connect(Instant now);
+
+  // Datagrams the Endpoint routed here. `from` is the sender's address.
+  void on_data(const PeerAddress& from, std::span<std::byte> datagram, Instant now);
+  void on_response(const PeerAddress& from, const ResponseView& response, Instant now);
+  void on_cookie_reply(const CookieReplyView& reply, Instant now);
+  // Responder: an initiation whose Noise message 1 `noise` already read
+  // (mac1, cookies and the static key were checked by the Endpoint).
+  void on_initiation(const PeerAddress& from, std::unique_ptr<crypto::NoiseIk> noise,
+                     std::uint32_t sender_index,
+                     const InitiationPayload& payload, Instant now);
+
+  // The driving interface (see the top of the file).
+  void on_datagram(std::span<std::byte> datagram, Instant now) { on_data(address_, datagram, now); }
+  std::optional<Transmit> poll_transmit(Instant now, std::span<std::byte> buffer);
+  std::optional<Instant> next_timeout() const;
+  void on_timeout(Instant now);
+  std::optional<ConnectionEvent> poll_event();
+  std::optional<SessionEvent> poll_session_event();
+
+  // The live connection (null before the first handshake and after it closed).
+  Connection* connection() { return connection_.get(); }
+  bool is_up() const { return connection_ && !connection_->is_closed(); }
+  const PeerAddress& address() const { return address_; }
+  const PeerConfig& peer() const { return peer_; }
+  const SessionStats& stats() const { return stats_; }
+  const SessionProtection* protection() const { return protection_; }
+
+ private:
+  struct PendingHandshake {
+    std::unique_ptr<crypto::NoiseIk> noise;
+    std::uint32_t local_index;
+    Mac sent_mac1;
+    bool rekey;
+    Instant sent_at;
+  };
+
+  void send_initiation(Instant now, bool rekey);
+  void start_connection(const TransportParameters& peer_params, std::unique_ptr<Keypair> keys,
+                        bool confirmed, Instant now);
+  void start_rekey(Instant now);
+  void end_connection(const std::string& reason, Instant now);
+  void report_down(const std::string& reason);
+  void forget_pending_handshake();
+  void release_index_of(const Keypair* keys) {
+    if (keys) indices_.release(keys->local_index);
+  }
+  Timestamp timestamp(Instant now) const;
+  TransportParameters local_parameters(bool rekey) const;
+  Duration retire_delay() const;  // ~3 PTO for the previous keys
+
+  const LocalIdentity& identity_;
+  PeerConfig peer_;
+  bool initiator_;
+  ConnectionConfig connection_config_;
+  SessionTimers timers_;
+  IndexTable& indices_;
+  congestion::TemporalCache* cache_;
+  std::uint64_t wall_clock_ns_at_origin_;
+  crypto::Key32 peer_mac1_key_;
+  CookieJar cookie_jar_;
+
+  PeerAddress address_;
+  std::unique_ptr<Connection> connection_;
+  SessionProtection* protection_ = nullptr;  // owned by connection_
+  bool down_reported_ = true;
+
+  std::optional<PendingHandshake> pending_;
+  std::optional<std::array<std::uint8_t, kInitiationBytes>> initiation_to_send_;
+  std::optional<std::array<std::uint8_t, kResponseBytes>> response_to_send_;
+  Instant first_attempt_at_{};
+  Duration retry_interval_{};
+  std::optional<Instant> retry_at_;
+  std::optional<Instant> retire_previous_at_;
+  std::optional<Timestamp> last_initiation_timestamp_;
+  std::optional<Instant> last_initiation_at_;
+  Instant last_authenticated_receive_{};
+  Instant last_send_{};
+
+  std::deque<ConnectionEvent> orphan_events_;  // from a connection that was replaced
+  std::deque<SessionEvent> session_events_;
+  SessionStats stats_;
+};
+
+}  // namespace egw::tunnel::session
