@@ -39,8 +39,19 @@ constexpr std::uint16_t kBulkPort = 1;
 constexpr std::uint16_t kEchoPort = 2;
 constexpr std::uint64_t kErrorCorrupt = 99;
 
+// Period 251 (prime, so it never lines up with packet or buffer sizes):
+// a lost, duplicated or misplaced run of bytes shows.
 std::byte pattern(StreamId id, std::uint64_t offset) {
-  return static_cast<std::byte>((offset * 131 + id * 7 + (offset >> 12)) & 0xff);
+  return static_cast<std::byte>((offset + id * 7) % 251);
+}
+// pattern(id, offset...) for `out.size()` bytes, by copying from a table.
+void fill_pattern(StreamId id, std::uint64_t offset, std::span<std::byte> out) {
+  static const std::array<std::byte, 251 + 65536> table = [] {
+    std::array<std::byte, 251 + 65536> t{};
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<std::byte>(i % 251);
+    return t;
+  }();
+  std::memcpy(out.data(), table.data() + (offset + id * 7) % 251, out.size());
 }
 
 [[noreturn]] void die(const std::string& what) {
@@ -219,7 +230,7 @@ class Client final : public proxy::SessionHandler {
   void fill(StreamId id, Instant now) {
     State& s = streams_[id];
     while (!s.finished && Clock::now() < deadline_) {
-      for (std::size_t i = 0; i < buffer_.size(); ++i) buffer_[i] = pattern(id, s.written + i);
+      fill_pattern(id, s.written, buffer_);
       const std::size_t w = conn()->stream_write(id, buffer_, now);
       s.written += w;
       if (w < buffer_.size()) return;
@@ -240,7 +251,17 @@ class Client final : public proxy::SessionHandler {
       socket_.service(0);
     }
   }
+  void print_stats() {
+    const auto& t = socket_.stats();
+    const auto c = conn()->stats();
+    std::fprintf(stderr,
+                 "tunnel_perf: sent %" PRIu64 " datagrams (%" PRIu64 " send errors), received %" PRIu64
+                 "; lost %" PRIu64 " packets in %" PRIu64 " loss rounds; cwnd %" PRIu64 " B, srtt %lld us\n",
+                 t.datagrams_sent, t.send_errors, t.datagrams_received, c.ensemble.packets_lost,
+                 c.ensemble.loss_rounds, c.ensemble.cwnd_bytes, static_cast<long long>(c.ensemble.srtt.count()));
+  }
   void finish_bulk() {
+    print_stats();
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
     std::printf("{\"mode\":\"bulk\",\"streams\":%d,\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"mbit_per_s\":%.3f}\n",
                 o_.streams, total_, elapsed, static_cast<double>(total_) * 8 / elapsed / 1e6);

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 dir=build-asan
-targets=(frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz noise_message_fuzz)
+targets=(frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz noise_message_fuzz handshake_datagram_fuzz)
 scripts/build.sh asan "${targets[@]}"
 
 for target in "${targets[@]}"; do
@@ -16,6 +16,9 @@ for target in "${targets[@]}"; do
   # (written by tunnel_tests with EGW_HOSTILE_SEED_DIR set).
   seeds=tests/fuzz/corpus
   extra=()
+  if [[ $target == handshake_datagram_fuzz ]]; then
+    seeds=tests/fuzz/handshake_corpus  # one datagram of each type and exact size
+  fi
   if [[ $target == connection_fuzz ]]; then
     seeds=tests/fuzz/connection_corpus
     extra=(-rss_limit_mb=2048 -max_len=32768)  # scripts of 2000 STREAM_OPENs are ~22 KB
