@@ -223,6 +223,11 @@ struct Ensemble::Impl {
   void update_timer(Domain& d, Instant now, bool new_data_acked);
   void drop_retired_domains();
   const Domain& reference_domain() const;
+  // `none`: the member domains an ACK's ranges touch, from sent_index, so an
+  // ACK costs the packets it covers, not the number of domains.
+  void ack_touched_member_domains(std::span<const AckedRange> ranges, Duration ack_delay,
+                                  Instant now, AckOutcome& out);
+  void prune_sent_index();
 
   EnsembleConfig config;
   StrideScheduler scheduler;
@@ -234,6 +239,19 @@ struct Ensemble::Impl {
   std::unique_ptr<Domain> shared;
   std::map<MemberId, std::unique_ptr<Domain>> member_domains;  // `none` only
   std::size_t retired_domains = 0;
+  std::vector<MemberId> retired_ids;  // `none`: retired domains not dropped yet
+  // `none`: (number, member) of every ack-eliciting packet sent, ascending,
+  // from the oldest one still outstanding or remembered for a spurious-loss
+  // undo; and the members an ACK touches (scratch).
+  RingDeque<std::pair<PacketNumber, MemberId>> sent_index;
+  std::vector<MemberId> ack_members;
+  std::uint64_t ack_domain_visits = 0;
+  // `none`: lost numbers a domain's undo record waits for, and its member.
+  std::map<PacketNumber, MemberId> undo_index;
+  void forget_undo(Domain& d) {
+    if (coupled() || !d.undo) return;
+    for (std::size_t i = 0; i < d.undo->lost.size(); ++i) undo_index.erase(d.undo->lost[i]);
+  }
   std::map<MemberId, JoinState> joins;  // a handful at a time
   std::optional<PathState> resumed_from;
   std::optional<PacketNumber> largest_sent;
@@ -439,10 +457,12 @@ void Ensemble::Impl::remember_lost(Domain& d, const std::vector<SentPacket>& los
   if (!d.undo || d.undo->overflowed) return;
   for (std::size_t i = first; i < lost.size(); ++i) {
     if (d.undo->lost.size() == SpuriousLossUndo::kMaxTracked) {
+      forget_undo(d);
       d.undo->overflowed = true;
       return;
     }
     d.undo->lost.push_back(lost[i].number);
+    if (!coupled()) undo_index[lost[i].number] = lost[i].member;
   }
 }
 
@@ -459,6 +479,7 @@ void Ensemble::Impl::undo_if_spurious(Domain& d, std::span<const AckedRange> ran
       ++i;
       continue;
     }
+    if (!coupled()) undo_index.erase(n);
     lost[i] = lost.back();
     lost.pop_back();
   }
@@ -508,6 +529,7 @@ void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, std
     remember_lost(d, lost, first);  // more losses of the round being undone
     return;
   }
+  forget_undo(d);
   d.undo.emplace();
   d.undo->cwnd_before = cwnd_before;
   d.undo->ssthresh_before = ssthresh_before;
@@ -523,6 +545,7 @@ void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, std
 
 void Ensemble::Impl::process_ack(Domain& d, std::span<const AckedRange> ranges,
                                  Duration ack_delay, Instant now, AckOutcome& out) {
+  ++ack_domain_visits;
   const ByteCount prior_flight = d.sent.bytes_in_flight();  // RecoverFS if recovery starts
   SentPackets::AckResult& result = acked_scratch;
   result.acked.clear();
@@ -624,6 +647,7 @@ void Ensemble::Impl::fire_rto(Domain& d, Instant now, TimeoutOutcome& out) {
     if (d.hystart) d.hystart->on_congestion();
   }
   ++rto_count;
+  forget_undo(d);
   d.undo.reset();  // a timeout is no reordering
   d.recovery_point = recover;
   d.recovery_send_pending = false;
@@ -635,13 +659,68 @@ void Ensemble::Impl::fire_rto(Domain& d, Instant now, TimeoutOutcome& out) {
 
 void Ensemble::Impl::drop_retired_domains() {
   if (retired_domains == 0) return;
-  for (auto it = member_domains.begin(); it != member_domains.end();) {
-    if (it->second->retired && it->second->sent.empty()) {
-      it = member_domains.erase(it);
-      --retired_domains;
+  for (std::size_t i = 0; i < retired_ids.size();) {
+    auto it = member_domains.find(retired_ids[i]);
+    if (it == member_domains.end() || !it->second->retired || it->second->sent.empty()) {
+      if (it != member_domains.end() && it->second->retired) {
+        forget_undo(*it->second);
+        member_domains.erase(it);
+        --retired_domains;
+      }
+      retired_ids[i] = retired_ids.back();
+      retired_ids.pop_back();
     } else {
-      ++it;
+      ++i;
     }
+  }
+}
+
+void Ensemble::Impl::ack_touched_member_domains(std::span<const AckedRange> ranges,
+                                                Duration ack_delay, Instant now,
+                                                AckOutcome& out) {
+  ack_members.clear();
+  for (const AckedRange& r : ranges) {
+    if (r.smallest > r.largest) continue;
+    std::size_t lo = 0;
+    std::size_t hi = sent_index.size();
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (sent_index[mid].first < r.smallest) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    for (std::size_t i = lo; i < sent_index.size() && sent_index[i].first <= r.largest; ++i) {
+      if (ack_members.empty() || ack_members.back() != sent_index[i].second) {
+        ack_members.push_back(sent_index[i].second);
+      }
+    }
+    // Domains whose last loss round may turn out spurious (undo_if_spurious).
+    for (auto it = undo_index.lower_bound(r.smallest);
+         it != undo_index.end() && it->first <= r.largest; ++it) {
+      ack_members.push_back(it->second);
+    }
+  }
+  // In member order, as a walk over member_domains (a std::map) would go.
+  std::sort(ack_members.begin(), ack_members.end());
+  ack_members.erase(std::unique(ack_members.begin(), ack_members.end()), ack_members.end());
+  for (MemberId id : ack_members) {
+    auto it = member_domains.find(id);
+    if (it != member_domains.end()) process_ack(*it->second, ranges, ack_delay, now, out);
+  }
+  prune_sent_index();
+}
+
+// Drops index entries from the front that are no longer outstanding (lost
+// ones an undo may still need are in undo_index).
+void Ensemble::Impl::prune_sent_index() {
+  while (!sent_index.empty()) {
+    const auto [number, member] = sent_index.front();
+    auto it = member_domains.find(member);
+    const Domain& d = it != member_domains.end() ? *it->second : *shared;
+    if (d.sent.outstanding(number)) return;
+    sent_index.pop_front();
   }
 }
 
@@ -688,6 +767,7 @@ void Ensemble::remove_member(MemberId id, Instant /*now*/) {
     if (d != m.member_domains.end() && !d->second->retired) {
       d->second->retired = true;
       ++m.retired_domains;
+      m.retired_ids.push_back(id);
     }
     m.drop_retired_domains();
   }
@@ -777,6 +857,7 @@ bool Ensemble::on_packet_sent(const SentPacket& packet) {
   m.largest_sent = packet.number;
   const Instant now = packet.sent_time;
   Domain& d = m.domain_for(packet.member);
+  if (!m.coupled()) m.sent_index.push_back({packet.number, packet.member});
 
   if (d.sent.empty()) {
     if (m.restart_due(d, now)) {
@@ -831,7 +912,8 @@ const AckOutcome& Ensemble::on_ack(std::span<const AckedRange> ranges, Duration 
   AckOutcome& out = m.ack_out;
   out.acked.clear();
   out.lost.clear();
-  m.for_each_domain([&](Domain& d) { m.process_ack(d, ranges, ack_delay, now, out); });
+  m.process_ack(*m.shared, ranges, ack_delay, now, out);
+  if (!m.coupled()) m.ack_touched_member_domains(ranges, ack_delay, now, out);
   if (!m.member_domains.empty()) {  // `none`: several domains appended in turn
     auto by_number = [](const SentPacket& a, const SentPacket& b) { return a.number < b.number; };
     std::sort(out.acked.begin(), out.acked.end(), by_number);
@@ -923,6 +1005,7 @@ PathObservation Ensemble::observe(Instant now) const {
 EnsembleStats Ensemble::stats() const {
   const Impl& m = *impl_;
   EnsembleStats s;
+  s.ack_domain_visits = m.ack_domain_visits;
   if (m.coupled()) {
     s.cwnd_bytes = m.shared->law->cwnd_bytes();
     s.ssthresh_bytes = m.shared->law->ssthresh_bytes();

@@ -120,6 +120,11 @@ std::vector<SentPacket> SentPackets::take_all() {
   return all;
 }
 
+bool SentPackets::outstanding(PacketNumber number) const {
+  const std::size_t i = lower_bound(number);
+  return i < packets_.size() && packets_[i].packet.number == number && !packets_[i].removed;
+}
+
 std::optional<PacketNumber> SentPackets::smallest_outstanding() const {
   if (packets_.empty()) return std::nullopt;
   return packets_.front().packet.number;  // the front is never a tombstone

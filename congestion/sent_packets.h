@@ -71,6 +71,8 @@ class SentPackets {
   bool empty() const { return outstanding_ == 0; }
   // Smallest outstanding packet number, if any.
   std::optional<PacketNumber> smallest_outstanding() const;
+  // Is `number` sent and neither acknowledged nor lost?
+  bool outstanding(PacketNumber number) const;
   std::optional<PacketNumber> largest_acked() const { return largest_acked_; }
   std::optional<PacketNumber> largest_sent() const { return largest_sent_; }
 

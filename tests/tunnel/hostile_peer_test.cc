@@ -609,6 +609,56 @@ TEST(HostilePeer, OptimisticAckOfASkippedPacketNumberIsAProtocolViolation) {
   EXPECT_EQ(d->events.empty(), false);
 }
 
+// With coupling `none` every stream is its own congestion domain; an ACK
+// used to be applied to every domain (0.5 ms per datagram at 1,024
+// streams). Now it touches only the domains of the packets it covers: here
+// 300 domains, ACKs of the newest 1/8 of the recent packets.
+TEST(HostilePeer, AckCostWithCouplingNoneFollowsThePacketsAcked) {
+  ScriptBuilder s(fuzzing::kCfgCouplingNone | fuzzing::kCfgNoInitialStreams);
+  s.frames({MaxDataFrame{64 << 20}});
+  std::vector<Frame> batch;
+  for (StreamId i = 0; i < 300; ++i) {
+    StreamOpenFrame open;
+    open.stream_id = 2 * i;
+    batch.push_back(open);
+    batch.push_back(MaxStreamDataFrame{2 * i, 1 << 20});
+    if (batch.size() == 100) {
+      s.frames(batch).events(0x55);  // each stream: write 3000 bytes
+      batch.clear();
+    }
+  }
+  constexpr int kAcks = 10;
+  for (int i = 0; i < kAcks; ++i) s.transmit().advance(ms(5)).ack_sent(0xfe);
+  auto d = run(s);
+  expect_open(*d);
+  const congestion::EnsembleStats es = d->hub().stats().ensemble;
+  EXPECT_GE(es.members, 300u);
+  // At most the shared domain and one per packet acked (<= 32 each).
+  EXPECT_LE(es.ack_domain_visits, kAcks * (1u + 32u));
+  EXPECT_GT(es.ack_domain_visits, 0u);
+}
+
+// RFC 9002 section 5.3: the ACK delay a peer reports counts for at most its
+// max_ack_delay (25 ms). First sample 100 ms (srtt 100); then an ACK 290 ms
+// after a packet (just before its 300 ms RTO) claiming 190 ms of delay:
+// unclamped, the hub took 100 ms (srtt stayed 100 ms, the queueing hidden);
+// clamped it takes 265 ms (srtt 100 * 7/8 + 265 / 8 = 120.6 ms).
+TEST(HostilePeer, AckDelayIsClampedToMaxAckDelay) {
+  ScriptBuilder s;
+  s.transmit().advance(ms(100)).ack_sent().app(1, 0).transmit();
+  auto probe = run(ScriptBuilder(s));
+  ASSERT_TRUE(probe->last_sent_packet_number());
+  const PacketNumber q = *probe->last_sent_packet_number();
+  AckFrame ack;
+  ack.ack_delay = ms(190);
+  ack.ranges = {{q, q}};
+  auto d = run(s.advance(ms(290)).frames({ack}));
+  expect_open(*d);
+  const Duration srtt = d->hub().stats().ensemble.srtt;
+  EXPECT_GT(srtt, ms(118)) << srtt.count();
+  EXPECT_LT(srtt, ms(125)) << srtt.count();
+}
+
 // A seeded mini-fuzz: random scripts of random operations, so the gcc
 // sanitizer builds walk the same paths the libFuzzer target does.
 TEST(HostilePeer, RandomScriptsKeepTheInvariants) {
