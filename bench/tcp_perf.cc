@@ -12,8 +12,8 @@
 //       bulk: {"mode":"bulk","streams":N,"bytes":B,"seconds":T,"mbit_per_s":X}
 //       rr:   {"mode":"rr","requests":R,"seconds":T,"p50_us":A,"p99_us":B}
 //
-// Wire protocol (ours alone; it only needs an in-order byte stream, so it works
-// through proxies that do not forward a half-close, such as kcptun):
+// Wire protocol (ours alone; it only needs an in-order byte stream, so it does
+// not depend on a proxy in the path, such as kcptun, forwarding a half-close):
 //   hello, client -> server: 'B' or 'R', request bytes (u32 BE), response bytes (u32 BE)
 //   bulk: frames [u32 BE length][length bytes of pattern]; a frame of length 0
 //         ends the stream and the server answers with the u64 BE count of payload
