@@ -220,8 +220,7 @@ bool Connection::Impl::sync_accounting(Stream& s) {
     close_with_error(kErrorExcessiveLoad, "reassembly too fragmented over the connection");
     return false;
   }
-  if (s.send.acked_interval_count() > kMaxSendIntervals ||
-      s.send.lost_interval_count() > kMaxSendIntervals) {
+  if (s.send.too_fragmented()) {
     close_with_error(kErrorExcessiveLoad, "stream acknowledgements too fragmented");
     return false;
   }

@@ -59,9 +59,6 @@ inline constexpr std::size_t kMaxConnectionRecvIntervals = 16'384;
 // Final sizes of streams the peer reset, kept to check data that arrives
 // after the RESET (the oldest are forgotten beyond this).
 inline constexpr std::size_t kMaxResetFinalSizes = 4096;
-// Acknowledged or lost ranges of one send stream (SendStream's RangeSets);
-// beyond this the peer's ACK pattern is abuse: EXCESSIVE_LOAD.
-inline constexpr std::size_t kMaxSendIntervals = 4096;
 // Skipped packet numbers remembered (optimistic-ACK defence): one skip per
 // 64..255 packets, so 16 cover thousands of packets in flight.
 inline constexpr std::size_t kSkippedPacketNumbers = 16;

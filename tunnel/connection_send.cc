@@ -276,6 +276,9 @@ void Connection::Impl::on_packet_lost(PacketNumber number, Instant now) {
         s->send.on_lost(c.offset, c.length, c.fin);
       }
       if (s->send.has_retransmission()) retransmit_streams.insert(s->id);
+      if (s->send.too_fragmented()) {
+        close_with_error(kErrorExcessiveLoad, "stream losses too fragmented");
+      }
       update_backlog(*s, now);
     }
   }

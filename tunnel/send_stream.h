@@ -77,6 +77,13 @@ class SendStream {
   // pattern drives them, so the connection caps them.
   std::size_t acked_interval_count() const { return acked_.interval_count(); }
   std::size_t lost_interval_count() const { return lost_.interval_count(); }
+  // Cap on either set (16 bytes per range): a peer acknowledging every
+  // other tiny chunk would otherwise grow them up to the buffer size in
+  // ranges. The connection closes (EXCESSIVE_LOAD) once too_fragmented().
+  static constexpr std::size_t kMaxIntervals = 4096;
+  bool too_fragmented() const {
+    return acked_.interval_count() > kMaxIntervals || lost_.interval_count() > kMaxIntervals;
+  }
 
  private:
   std::uint64_t new_data_end(std::uint64_t new_bytes_allowed) const;

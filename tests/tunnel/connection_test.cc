@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "tests/tunnel/connection_pair.h"
 #include "tunnel/flow_control.h"
 
@@ -349,6 +351,39 @@ TEST(Connection, StreamsBeyondMaxStreamsWaitForTheLimit) {
   ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[ids[2]].data.size() == 1000; }));
   EXPECT_EQ(pair.hub_app().in[ids[2]].data, pattern(1000, 32));
   EXPECT_FALSE(pair.hub().is_closed());
+}
+
+// An honest branch opening thousands of streams at once (a burst of
+// proxied connections): before MAX_STREAMS the hub refused all beyond 1024
+// and 5,121 opens in one flight closed the connection (EXCESSIVE_LOAD, the
+// refusals overflowed its RESET queue). Now every one waits its turn and goes
+// through as earlier ones end.
+TEST(Connection, ThousandsOfStreamsOpenedAtOnceAllGoThrough) {
+  ConnectionPair pair;
+  constexpr std::size_t kStreams = 5121;
+  std::vector<StreamId> ids;
+  for (std::size_t i = 0; i < kStreams; ++i) {
+    ids.push_back(*pair.client().open_stream(destination_at(13, 80), ContentClass::bulk, pair.now()));
+    pair.client_app().send(ids.back(), pattern(100, i), true);
+  }
+  EXPECT_EQ(pair.client().stats().streams_blocked_by_limit, kStreams - 1024);
+  std::set<StreamId> answered;
+  ASSERT_TRUE(pair.run_until(
+      [&] {
+        // The hub answers each request with its FIN once the request's FIN came.
+        for (auto& [id, in] : pair.hub_app().in) {
+          if (in.fin && answered.insert(id).second) pair.hub_app().send(id, {}, true);
+        }
+        return pair.client_app().closed_streams.size() == kStreams;
+      },
+      ms(120'000)));
+  EXPECT_FALSE(pair.client().is_closed());
+  EXPECT_FALSE(pair.hub().is_closed());
+  EXPECT_TRUE(pair.client_app().resets.empty());
+  EXPECT_EQ(pair.hub_app().opened.size(), kStreams);
+  for (StreamId id : {ids.front(), ids[2000], ids.back()}) {
+    EXPECT_EQ(pair.hub_app().in[id].data, pattern(100, static_cast<std::size_t>(id / 2)));
+  }
 }
 
 // Send buffers are bounded per connection, not only per stream: with the

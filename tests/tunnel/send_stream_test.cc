@@ -36,6 +36,29 @@ TEST(SendStream, WriteIsBoundedByBufferAndSignalsWritableAfterAck) {
   EXPECT_EQ(s.write(data), 400u);
 }
 
+// A peer acknowledging every other 1-byte chunk makes a range per byte in
+// the acked set (before: 5,000 ranges = 80 KB from 10,000 bytes, without
+// bound); beyond kMaxIntervals the stream says so and the connection closes.
+TEST(SendStream, AckingEveryOtherChunkIsCapped) {
+  SendStream s(1 << 20, kLots);
+  const auto data = pattern(10'000);
+  ASSERT_EQ(s.write(data), data.size());
+  bool flagged_at_cap = false;
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    auto c = s.take_chunk(1, kLots);
+    ASSERT_TRUE(c);
+    if (i % 2 == 1) s.on_acked(c->offset, c->length, c->fin);
+    if (s.acked_interval_count() == SendStream::kMaxIntervals) {
+      EXPECT_FALSE(s.too_fragmented());
+    }
+    if (s.acked_interval_count() == SendStream::kMaxIntervals + 1) {
+      flagged_at_cap = s.too_fragmented();
+      break;
+    }
+  }
+  EXPECT_TRUE(flagged_at_cap);
+}
+
 TEST(SendStream, ChunksFollowPeerCreditAndConnectionAllowance) {
   SendStream s(10'000, 500);
   s.write(pattern(2000));
