@@ -63,6 +63,12 @@ Connection::Impl::Impl(const ConnectionConfig& cfg, std::unique_ptr<PacketProtec
       last_activity(now) {
   // A peer without a handshake assumes the initial credit until told otherwise.
   max_data_pending = recv_credit.maximum() > kInitialConnectionCreditBytes;
+  pmtu.base = pmtu.current = pmtu.low = config.max_datagram_bytes;
+  const ByteCount ceiling =
+      std::min<ByteCount>(cfg.pmtu_probe_ceiling_bytes, cfg.peer.max_datagram_bytes);
+  pmtu.enabled = ceiling > pmtu.base;
+  pmtu.high = pmtu.enabled ? ceiling + 1 : pmtu.base + 1;
+  pmtu.probe_size = pmtu.high - 1;  // the ceiling first: most paths carry it
   next_skip = 64 + skip_rng.next() % 192;
 }
 
@@ -158,6 +164,14 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
   if (f.ranges.front().largest >= next_packet_number) {
     close_with_error(kErrorProtocolViolation, "ACK of a packet never sent");
     return;
+  }
+  if (pmtu.probe) {
+    for (const AckRange& r : f.ranges) {
+      if (r.smallest <= *pmtu.probe && *pmtu.probe <= r.largest) {
+        on_pmtu_probe_result(true, now);
+        break;
+      }
+    }
   }
   // RFC 9000 section 21.4: only a peer acknowledging what it never
   // received names a number we skipped.
@@ -773,6 +787,7 @@ ConnectionStats Connection::stats() const {
   s.recv_reassembly_intervals = impl_->recv_intervals;
   s.send_buffered_bytes = impl_->send_buffered;
   s.streams_blocked_by_limit = impl_->blocked_opens.size();
+  s.pmtu_bytes = impl_->pmtu.current;
   s.ensemble = impl_->ensemble ? impl_->ensemble->stats() : impl_->last_ensemble_stats;
   return s;
 }

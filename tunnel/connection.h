@@ -100,6 +100,14 @@ struct ConnectionConfig {
   std::uint64_t packet_number_skip_seed = 0x9e3779b97f4a7c15ull;
   // The peer's transport parameters (from the handshake).
   TransportParameters peer = kAssumedPeerTransportParameters;
+  // DPLPMTUD (RFC 8899): 0 disables it (datagrams stay at
+  // max_datagram_bytes). Otherwise max_datagram_bytes is the base size that
+  // always works, and PING + PADDING probes (not congestion controlled, their
+  // loss no congestion signal) search up to min(this, peer.max_datagram_bytes);
+  // an acknowledged probe raises the datagram size. Repeated losses of
+  // packets above the base (a black hole) fall back to the base and search
+  // again. poll_transmit's buffer must hold the ceiling for probes to go.
+  ByteCount pmtu_probe_ceiling_bytes = 0;
 };
 
 // What this side advertises in the handshake: receive windows (as the
@@ -146,6 +154,11 @@ struct ConnectionStats {
   // Local streams waiting for the peer's MAX_STREAMS; packet numbers skipped.
   std::uint64_t streams_blocked_by_limit = 0;
   std::uint64_t packet_numbers_skipped = 0;
+  // DPLPMTUD: the datagram size in use, probes sent and lost, black holes.
+  std::uint64_t pmtu_bytes = 0;
+  std::uint64_t pmtu_probes_sent = 0;
+  std::uint64_t pmtu_probes_lost = 0;
+  std::uint64_t pmtu_black_holes = 0;
   // Drained stream buffers kept for reuse (bounded: BufferPool::kMaxBytes).
   std::uint64_t buffer_pool_bytes = 0;
   // Ensembles created so far (one per busy period; temporal sharing links them).

@@ -62,6 +62,15 @@ inline constexpr std::size_t kMaxResetFinalSizes = 4096;
 // Skipped packet numbers remembered (optimistic-ACK defence): one skip per
 // 64..255 packets, so 16 cover thousands of packets in flight.
 inline constexpr std::size_t kSkippedPacketNumbers = 16;
+// DPLPMTUD: probes per size before it counts as too big; losses in a row of
+// packets above the base that mean a black hole; search granularity; how
+// long after a search (or a black hole) to probe again (RFC 8899's
+// PMTU_RAISE_TIMER).
+inline constexpr int kPmtuMaxProbes = 3;
+inline constexpr int kPmtuBlackHoleLosses = 6;
+inline constexpr ByteCount kPmtuGranularityBytes = 16;
+inline constexpr Duration kPmtuRaiseInterval = ms(600'000);
+
 // When room comes back in the connection's send budget, StreamWritable goes
 // to the blocked streams in order, one per this much room.
 inline constexpr std::size_t kWritableQuantumBytes = 16 * 1024;
@@ -216,6 +225,29 @@ struct Connection::Impl {
   std::size_t skipped_count = 0;  // valid entries (ring, newest at (count-1) % N)
   bool acks_skipped_number(const AckFrame& f) const;
   void skip_packet_number();
+
+  // DPLPMTUD (RFC 8899) state: the size in use, the search interval
+  // (pmtu_low works, pmtu_high does not or is the ceiling + 1), the probe in
+  // flight and its deadline.
+  struct Pmtu {
+    bool enabled = false;
+    ByteCount base = 0;
+    ByteCount current = 0;
+    ByteCount low = 0;
+    ByteCount high = 0;  // exclusive
+    std::optional<PacketNumber> probe;
+    ByteCount probe_size = 0;
+    Instant probe_deadline{};
+    int failures = 0;              // lost probes of probe_size
+    int large_losses = 0;          // lost packets above the base, in a row
+    std::optional<Instant> next_search;  // when searching is done, search again then
+    bool searching() const { return high - low > kPmtuGranularityBytes; }
+  } pmtu;
+  std::optional<Instant> pmtu_probe_due(Instant now) const;
+  std::optional<Transmit> build_pmtu_probe(Instant now, std::span<std::byte> buffer);
+  void on_pmtu_probe_result(bool acked, Instant now);
+  void on_pmtu_packet_fate(const SentEntry& e, bool acked);
+  Duration probe_timeout() const;
 
   // Before `streams`: their buffers go back to it when they are destroyed.
   BufferPool buffer_pool;

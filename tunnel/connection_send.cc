@@ -21,12 +21,14 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
                                                         std::span<std::byte> buffer) {
   // A buffer smaller than max_datagram_bytes limits the datagram; one too
   // small for any packet is a driver bug: nothing is sent (nor lost).
-  const std::size_t datagram_limit =
-      std::min<std::size_t>(buffer.size(), config.max_datagram_bytes);
+  const std::size_t datagram_limit = std::min<std::size_t>(buffer.size(), pmtu.current);
   if (datagram_limit <= kPacketHeaderBytes + protection->overhead()) return std::nullopt;
   const std::size_t budget = datagram_limit - kPacketHeaderBytes - protection->overhead();
   if (close_to_send) return build_close(buffer.first(datagram_limit));
   if (closed) return std::nullopt;
+  if (auto due = pmtu_probe_due(now); due && *due <= now) {
+    if (auto probe = build_pmtu_probe(now, buffer)) return probe;
+  }
   pacing_release.reset();
   // Only a RESET (of a stream refused or reset before it was seen) can be
   // pending without a stream; anything else waits for the next stream.
@@ -79,6 +81,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   const bool eliciting = entry.chunk_count > 0 || entry.control_count > 0;
   const PacketNumber number = next_packet_number;
   Transmit t{seal(buffer, w.written()), false};
+  entry.bytes = static_cast<std::uint32_t>(t.bytes);
   if (eliciting) {
     const congestion::MemberId charged = entry.chunk_count > 0 ? entry.stream_id : kControlMember;
     t.low_priority = ensemble->on_packet_sent({number, charged, t.bytes, now, true});
@@ -205,6 +208,98 @@ std::optional<Transmit> Connection::Impl::build_close(std::span<std::byte> buffe
   return Transmit{seal(buffer, w.written()), false};
 }
 
+// ------------------------------------------------------------ DPLPMTUD
+//
+// RFC 8899 in the core: the base size always works; probes of PING +
+// PADDING search upward one at a time while streams are open. A probe is
+// not reported to the ensemble (not congestion controlled, and its loss is
+// no congestion signal); it is lost when not acknowledged within
+// probe_timeout(). kPmtuMaxProbes lost probes of one size make it the new
+// upper bound (binary search down to kPmtuGranularityBytes).
+
+Duration Connection::Impl::probe_timeout() const {
+  if (!ensemble) return ms(1000);
+  const congestion::EnsembleStats es = ensemble->stats();
+  return es.srtt + std::max<Duration>(4 * es.rttvar, ms(1)) + ms(config.peer.max_ack_delay_ms);
+}
+
+// When the next probe may go: nullopt when none is wanted.
+std::optional<Instant> Connection::Impl::pmtu_probe_due(Instant) const {
+  if (!pmtu.enabled || closed || pmtu.probe || !ensemble || streams.empty()) return std::nullopt;
+  if (!pmtu.searching()) return pmtu.next_search;
+  return Instant{};  // at once
+}
+
+std::optional<Transmit> Connection::Impl::build_pmtu_probe(Instant now,
+                                                           std::span<std::byte> buffer) {
+  if (!pmtu.searching()) {
+    // The raise timer: search again above what works (the path may have grown).
+    pmtu.next_search.reset();
+    pmtu.high = std::min<ByteCount>(config.pmtu_probe_ceiling_bytes,
+                                    config.peer.max_datagram_bytes) + 1;
+    pmtu.failures = 0;
+    pmtu.probe_size = pmtu.high - 1;
+    if (!pmtu.searching()) return std::nullopt;
+  }
+  const ByteCount size = pmtu.probe_size;
+  const ByteCount overhead = kPacketHeaderBytes + protection->overhead();
+  if (buffer.size() < size || size <= overhead + 1) {
+    pmtu.enabled = false;  // the driver's buffers cannot carry probes
+    return std::nullopt;
+  }
+  if (next_packet_number == next_skip) skip_packet_number();
+  WireWriter w(buffer.subspan(kPacketHeaderBytes, size - overhead));
+  encode_frame(w, PingFrame{});
+  encode_frame(w, PaddingFrame{w.remaining()});
+  history.begin(next_packet_number);  // settled: the ensemble never sees it
+  pmtu.probe = next_packet_number;
+  pmtu.probe_size = size;
+  pmtu.probe_deadline = now + probe_timeout();
+  ++stats.pmtu_probes_sent;
+  return Transmit{seal(buffer, w.written()), false};
+}
+
+void Connection::Impl::on_pmtu_probe_result(bool acked, Instant now) {
+  const ByteCount size = pmtu.probe_size;
+  pmtu.probe.reset();
+  if (acked) {
+    pmtu.low = std::max(pmtu.low, size);
+    pmtu.current = pmtu.low;
+    pmtu.failures = 0;
+  } else {
+    ++stats.pmtu_probes_lost;
+    if (++pmtu.failures >= kPmtuMaxProbes) {
+      pmtu.high = size;
+      pmtu.failures = 0;
+    }
+  }
+  if (pmtu.searching()) {
+    // Next size: the middle of what is still unknown (the same again after
+    // a loss that did not settle it yet).
+    if (pmtu.failures == 0) pmtu.probe_size = pmtu.low + (pmtu.high - pmtu.low) / 2;
+  } else {
+    pmtu.next_search = now + kPmtuRaiseInterval;
+  }
+}
+
+// Black-hole detection: packets above the base lost again and again, none
+// of them acknowledged, mean the path no longer carries the current size.
+void Connection::Impl::on_pmtu_packet_fate(const SentEntry& e, bool acked) {
+  if (!pmtu.enabled || e.bytes <= pmtu.base) return;
+  if (acked) {
+    pmtu.large_losses = 0;
+    return;
+  }
+  if (++pmtu.large_losses < kPmtuBlackHoleLosses) return;
+  ++stats.pmtu_black_holes;
+  pmtu.large_losses = 0;
+  pmtu.high = std::min<ByteCount>(pmtu.high, pmtu.current);
+  pmtu.current = pmtu.low = pmtu.base;
+  pmtu.failures = 0;
+  pmtu.probe_size = pmtu.low + (pmtu.high - pmtu.low) / 2;
+  pmtu.probe.reset();
+}
+
 // ------------------------------------------------------------ ack and loss
 //
 // What a packet carried decides what its ACK or loss does, one handler per
@@ -252,6 +347,7 @@ struct Connection::Impl::ControlLost {
 void Connection::Impl::on_packet_acked(PacketNumber number) {
   SentEntry* e = history.find(number);
   if (!e || e->state != SentState::in_flight) return;
+  on_pmtu_packet_fate(*e, true);
   if (e->chunk_count > 0) {
     if (Stream* s = find(e->stream_id)) {
       for (std::uint32_t i = 0; i < e->chunk_count; ++i) {
@@ -269,6 +365,7 @@ void Connection::Impl::on_packet_acked(PacketNumber number) {
 void Connection::Impl::on_packet_lost(PacketNumber number, Instant now) {
   SentEntry* e = history.find(number);
   if (!e || e->state != SentState::in_flight) return;
+  on_pmtu_packet_fate(*e, false);
   if (e->chunk_count > 0) {
     if (Stream* s = find(e->stream_id)) {
       for (std::uint32_t i = 0; i < e->chunk_count; ++i) {
@@ -353,6 +450,8 @@ std::optional<Instant> Connection::Impl::next_timeout() const {
   consider(pacing_release);
   consider(idle_deadline());
   consider(keepalive_deadline());
+  consider(pmtu_probe_due(Instant{}));
+  if (pmtu.probe) consider(pmtu.probe_deadline);
   return earliest;
 }
 
@@ -373,6 +472,7 @@ void Connection::Impl::on_timeout(Instant now) {
       }
     }
   }
+  if (pmtu.probe && now >= pmtu.probe_deadline) on_pmtu_probe_result(false, now);
   if (auto k = keepalive_deadline(); k && now >= *k) {
     ping_pending = true;
     last_keepalive = now;

@@ -56,6 +56,7 @@ struct SentEntry {
   StreamId stream_id = 0;          // of its chunks
   std::uint32_t chunk_count = 0;
   std::uint32_t control_count = 0;
+  std::uint32_t bytes = 0;          // datagram size (path MTU black-hole detection)
   std::uint64_t first_chunk = 0;    // sequence numbers in the frame rings
   std::uint64_t first_control = 0;
   Instant lost_at{};

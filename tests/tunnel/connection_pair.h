@@ -104,6 +104,9 @@ class ConnectionPair {
   App& hub_app() { return hub_app_; }
   Instant now() const { return now_; }
   void set_filter(Filter f) { filter_ = std::move(f); }
+  // The path drops datagrams larger than this (0: no limit); may change mid-run.
+  void set_path_mtu(std::size_t bytes) { path_mtu_ = bytes; }
+  std::size_t largest_delivered(bool from_client) const { return largest_[from_client ? 1 : 0]; }
   std::size_t sent_from_client() const { return sent_[1]; }
   std::size_t sent_from_hub() const { return sent_[0]; }
   std::size_t low_priority_datagrams() const { return low_priority_; }
@@ -196,7 +199,12 @@ class ConnectionPair {
       if (t->low_priority) ++low_priority_;
       const std::size_t index = sent_[from_client ? 1 : 0]++;
       Duration extra{0};
-      const int copies = filter_ ? filter_(from_client, index, &extra) : 1;
+      int copies = filter_ ? filter_(from_client, index, &extra) : 1;
+      if (path_mtu_ != 0 && bytes.size() > path_mtu_) copies = 0;
+      if (copies > 0) {
+        std::size_t& largest = largest_[from_client ? 1 : 0];
+        largest = std::max(largest, bytes.size());
+      }
       for (int i = 0; i < copies; ++i) {
         queue_.emplace(std::make_pair(now_ + options_.one_way_delay + extra, seq_++),
                        InFlight{from_client, bytes});
@@ -233,6 +241,8 @@ class ConnectionPair {
   std::size_t sent_[2] = {0, 0};
   std::size_t low_priority_ = 0;
   std::vector<std::byte> transmit_buffer_ = std::vector<std::byte>(64 * 1024);
+  std::size_t path_mtu_ = 0;
+  std::size_t largest_[2] = {0, 0};
 };
 
 }  // namespace egw::tunnel::testing

@@ -386,6 +386,59 @@ TEST(Connection, ThousandsOfStreamsOpenedAtOnceAllGoThrough) {
   }
 }
 
+// DPLPMTUD (RFC 8899): from the 1200-byte base the client probes up to its
+// ceiling (1472) and, on a path that carries it, sends full-size datagrams.
+TEST(Connection, PathMtuIsDiscoveredUpToTheCeiling) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.pmtu_probe_ceiling_bytes = 1472;
+  ConnectionPair pair(o);
+  const StreamId id = *pair.client().open_stream(destination_at(14, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(2'000'000, 3), true);
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[id].fin; }));
+  EXPECT_EQ(pair.hub_app().in[id].data, pattern(2'000'000, 3));
+  const ConnectionStats st = pair.client().stats();
+  EXPECT_EQ(st.pmtu_bytes, 1472u);
+  EXPECT_EQ(st.pmtu_probes_lost, 0u);
+  EXPECT_EQ(pair.largest_delivered(true), 1472u);
+}
+
+// A path that carries 1400 bytes: probes above it are lost (not as
+// congestion), the search settles within 16 bytes below 1400, data flows.
+TEST(Connection, PathMtuSearchSettlesBelowThePathLimit) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.pmtu_probe_ceiling_bytes = 1472;
+  ConnectionPair pair(o);
+  pair.set_path_mtu(1400);
+  const StreamId id = *pair.client().open_stream(destination_at(14, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(2'000'000, 4), false);  // the stream stays open
+  pair.run_for(ms(5'000));
+  EXPECT_EQ(pair.hub_app().in[id].data, pattern(2'000'000, 4));
+  const ConnectionStats st = pair.client().stats();
+  EXPECT_LE(st.pmtu_bytes, 1400u);
+  EXPECT_GT(st.pmtu_bytes, 1400u - 16u);
+  EXPECT_GE(st.pmtu_probes_lost, 3u);
+  EXPECT_EQ(st.ensemble.loss_rounds, 0u);  // lost probes are no congestion signal
+}
+
+// The path shrinks under a running transfer (a tunnel in the path): the
+// full-size packets vanish; after kPmtuBlackHoleLosses of them the client
+// falls back to the 1200-byte base and the transfer completes.
+TEST(Connection, PathMtuBlackHoleFallsBackToTheBase) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.pmtu_probe_ceiling_bytes = 1472;
+  ConnectionPair pair(o);
+  const StreamId id = *pair.client().open_stream(destination_at(14, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(8'000'000, 5), true);
+  ASSERT_TRUE(pair.run_until([&] { return pair.client().stats().pmtu_bytes == 1472; }));
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[id].data.size() > 1'000'000; }));
+  pair.set_path_mtu(1300);
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[id].fin; }));
+  EXPECT_EQ(pair.hub_app().in[id].data, pattern(8'000'000, 5));
+  const ConnectionStats st = pair.client().stats();
+  EXPECT_GE(st.pmtu_black_holes, 1u);
+  EXPECT_LE(st.pmtu_bytes, 1300u);
+}
+
 // Send buffers are bounded per connection, not only per stream: with the
 // peer's credit withheld, 8 streams x 1 MiB (the stream budget) used to be
 // accepted (8 MiB); connection_send_buffer_bytes caps the sum, and the
