@@ -256,9 +256,9 @@ class Client final : public proxy::SessionHandler {
     const auto c = conn()->stats();
     std::fprintf(stderr,
                  "tunnel_perf: sent %" PRIu64 " datagrams (%" PRIu64 " send errors), received %" PRIu64
-                 "; lost %" PRIu64 " packets in %" PRIu64 " loss rounds; cwnd %" PRIu64 " B, srtt %lld us\n",
+                 "; lost %" PRIu64 " packets in %" PRIu64 " loss rounds; cwnd %" PRIu64 " B, srtt %lld us; datagram %" PRIu64 " B\n",
                  t.datagrams_sent, t.send_errors, t.datagrams_received, c.ensemble.packets_lost,
-                 c.ensemble.loss_rounds, c.ensemble.cwnd_bytes, static_cast<long long>(c.ensemble.srtt.count()));
+                 c.ensemble.loss_rounds, c.ensemble.cwnd_bytes, static_cast<long long>(c.ensemble.srtt.count()), c.pmtu_bytes);
   }
   void finish_bulk() {
     print_stats();

@@ -93,11 +93,16 @@ std::variant<TunnelConfig, std::string> load_tunnel_config(const std::string& pa
     } else if (c.is_hub) {
       r.fail(root, "listen", "missing (a hub must listen on a known port)");
     }
+    // Datagrams start at 1,200 bytes (every path carries them) and DPLPMTUD
+    // probes up to max_datagram_bytes, which is also the most we accept.
+    ByteCount ceiling = 1472;  // UDP payload of a 1500-byte IPv4 path
     if (root["max_datagram_bytes"]) {
       const auto n = root["max_datagram_bytes"].as<long>(0);
-      if (n < 1200 || n > 1472 * 6) r.fail(root["max_datagram_bytes"], "max_datagram_bytes", "expected 1200..8832");
-      c.endpoint.connection.max_datagram_bytes = static_cast<ByteCount>(n);
+      if (n < 1200 || n > 2000) r.fail(root["max_datagram_bytes"], "max_datagram_bytes", "expected 1200..2000");
+      ceiling = static_cast<ByteCount>(n);
     }
+    c.endpoint.connection.pmtu_probe_ceiling_bytes = ceiling > 1200 ? ceiling : 0;
+    c.endpoint.connection.max_receive_datagram_bytes = ceiling;
     const YAML::Node peers = root["peers"];
     if (!peers || !peers.IsSequence() || peers.size() == 0) r.fail(root, "peers", "expected a non-empty list");
     for (std::size_t i = 0; i < peers.size(); ++i) {

@@ -4,7 +4,8 @@
 //   role: branch | hub
 //   private_key_file: /etc/ensemble-gw/private.key   # wg genkey > private.key
 //   listen: 0.0.0.0:51900          # hub: required; branch: optional (any port)
-//   max_datagram_bytes: 1472       # optional; UDP payload we accept (>= 1200)
+//   max_datagram_bytes: 1472       # optional: UDP payload we accept and probe up to
+//                                  # (DPLPMTUD from 1200; 1200..2000, default 1472)
 //   peers:
 //     - name: hub                  # optional, for logs
 //       public_key: <wg pubkey output>

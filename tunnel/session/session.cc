@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <openssl/rand.h>
+
 #include "tunnel/error_codes.h"
 
 namespace egw::tunnel::session {
@@ -180,6 +182,11 @@ void Session::start_connection(const TransportParameters& peer_params,
   ConnectionConfig config = connection_config_;
   config.is_client = initiator_;
   config.peer = peer_params;
+  // Skipped packet numbers must be unpredictable to the peer (RFC 9000 21.4).
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&config.packet_number_skip_seed),
+                 sizeof config.packet_number_skip_seed) != 1) {
+    std::abort();
+  }
   auto protection = std::make_unique<SessionProtection>();
   protection->install(std::move(keys), confirmed);
   protection_ = protection.get();
