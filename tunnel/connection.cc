@@ -69,7 +69,7 @@ Connection::Impl::Impl(const ConnectionConfig& cfg, std::unique_ptr<PacketProtec
   pmtu.enabled = ceiling > pmtu.base;
   pmtu.high = pmtu.enabled ? ceiling + 1 : pmtu.base + 1;
   pmtu.probe_size = pmtu.high - 1;  // the ceiling first: most paths carry it
-  next_skip = 64 + skip_rng.next() % 192;
+  next_skip = cfg.packet_number_skip_seed == 0 ? ~PacketNumber{0} : 64 + skip_rng.next() % 192;
 }
 
 // ---------------------------------------------------------------- receive path
