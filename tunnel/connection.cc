@@ -633,7 +633,10 @@ void Connection::Impl::ensure_ensemble(Instant now) {
 void Connection::Impl::maybe_retire_ensemble(Instant now) {
   // A pending MAX_DATA does not keep it alive: credit only matters to
   // streams, and it goes out with the next busy period's first packet.
-  if (!ensemble || !streams.empty() || !pending_resets.empty() || ping_pending) return;
+  if (!ensemble || !streams.empty() || !pending_resets.empty() || ping_pending ||
+      max_streams_pending) {
+    return;
+  }
   const congestion::EnsembleStats es = ensemble->stats();
   if (es.bytes_in_flight > 0) return;
   if (cache) cache->learn(config.cache_key, ensemble->observe(now), now);

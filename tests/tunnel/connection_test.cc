@@ -353,6 +353,35 @@ TEST(Connection, StreamsBeyondMaxStreamsWaitForTheLimit) {
   EXPECT_FALSE(pair.hub().is_closed());
 }
 
+// A stream reset while it waits for MAX_STREAMS is never announced, but its
+// id still reaches the hub (a bare RESET when its turn comes), so the hub
+// counts it and the limit keeps moving.
+TEST(Connection, StreamResetWhileWaitingForMaxStreamsStillCounts) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.hub.max_incoming_streams = 2;
+  o.client.peer.initial_max_streams = 2;
+  ConnectionPair pair(o);
+  std::vector<StreamId> ids;
+  for (int i = 0; i < 4; ++i) {
+    ids.push_back(*pair.client().open_stream(destination_at(16, 80), ContentClass::bulk, pair.now()));
+  }
+  pair.client_app().send(ids[0], pattern(100, 1), false);
+  pair.client_app().send(ids[1], pattern(100, 2), false);
+  pair.client_app().send(ids[3], pattern(100, 4), false);
+  pair.run_for(ms(200));
+  EXPECT_EQ(pair.client().stats().streams_blocked_by_limit, 2u);
+  pair.client().stream_reset(ids[2], 0x9, pair.now());  // waiting: never announced
+  pair.hub().stream_reset(ids[0], 0x5, pair.now());
+  pair.hub().stream_reset(ids[1], 0x5, pair.now());
+  // (Before the fix the hub, with no stream left, never sent the MAX_STREAMS.)
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[ids[3]].data.size() == 100; }));
+  EXPECT_EQ(pair.client().stats().streams_blocked_by_limit, 0u);
+  EXPECT_FALSE(pair.hub().is_closed());
+  EXPECT_FALSE(pair.client().is_closed());
+  for (const StreamOpened& opened : pair.hub_app().opened) EXPECT_NE(opened.id, ids[2]);
+  EXPECT_FALSE(pair.hub().stream_exists(ids[2]));
+}
+
 // An honest branch opening thousands of streams at once (a burst of
 // proxied connections): before MAX_STREAMS the hub refused all beyond 1024
 // and 5,121 opens in one flight closed the connection (EXCESSIVE_LOAD, the
