@@ -69,7 +69,7 @@ Connection::Impl::Impl(const ConnectionConfig& cfg, std::unique_ptr<PacketProtec
   pmtu.enabled = ceiling > pmtu.base;
   pmtu.high = pmtu.enabled ? ceiling + 1 : pmtu.base + 1;
   pmtu.probe_size = pmtu.high - 1;  // the ceiling first: most paths carry it
-  next_skip = 64 + skip_rng.next() % 192;
+  next_skip = cfg.packet_number_skip_seed == 0 ? ~PacketNumber{0} : 64 + skip_rng.next() % 192;
 }
 
 // ---------------------------------------------------------------- receive path
@@ -633,7 +633,10 @@ void Connection::Impl::ensure_ensemble(Instant now) {
 void Connection::Impl::maybe_retire_ensemble(Instant now) {
   // A pending MAX_DATA does not keep it alive: credit only matters to
   // streams, and it goes out with the next busy period's first packet.
-  if (!ensemble || !streams.empty() || !pending_resets.empty() || ping_pending) return;
+  if (!ensemble || !streams.empty() || !pending_resets.empty() || ping_pending ||
+      max_streams_pending) {
+    return;
+  }
   const congestion::EnsembleStats es = ensemble->stats();
   if (es.bytes_in_flight > 0) return;
   if (cache) cache->learn(config.cache_key, ensemble->observe(now), now);

@@ -12,7 +12,8 @@
 // Events: StreamOpened once per peer stream (when its STREAM_OPEN arrives);
 // StreamReadable when new in-order data (or the FIN) is available, again only
 // after the owner called stream_read; StreamWritable after a stream_write
-// was cut short and room came back; StreamReset when the *peer* reset a
+// was cut short (by the stream's send buffer or the connection's
+// connection_send_buffer_bytes) and room came back; StreamReset when the *peer* reset a
 // stream (RESET aborts both directions; the stream is gone, and the side
 // that called stream_reset gets no event); StreamClosed when both
 // directions finished normally; ConnectionClosed exactly once, however the
@@ -96,7 +97,10 @@ struct ConnectionConfig {
   Duration idle_timeout = ms(30'000);  // the connection uses min(ours, the peer's)
   // Seeds the choice of skipped packet numbers (optimistic-ACK defence,
   // RFC 9000 section 21.4); sans-IO, so not from the clock. Give each
-  // connection its own (e.g. from the handshake's randomness).
+  // connection its own (e.g. from the handshake's randomness). 0 disables
+  // skipping (comparisons only: it also disables the defence). A skip costs
+  // the receiver one immediate ACK (it looks like a loss) and one more ACK
+  // range; in the paper scenarios that moves results within their spread.
   std::uint64_t packet_number_skip_seed = 0x9e3779b97f4a7c15ull;
   // The peer's transport parameters (from the handshake).
   TransportParameters peer = kAssumedPeerTransportParameters;
@@ -197,7 +201,9 @@ class Connection {
 
   // Streams. open_stream fails (nullopt) when the connection is closed.
   std::optional<StreamId> open_stream(const Destination& destination, ContentClass cls, Instant now);
-  // Accepts what fits in the stream's send buffer; 0 means "wait for StreamWritable".
+  // Accepts what fits in both the stream's send buffer and the connection's
+  // send budget; 0 means "wait for StreamWritable". A stream still waiting
+  // for the peer's MAX_STREAMS buffers locally like any other.
   std::size_t stream_write(StreamId id, std::span<const std::byte> data, Instant now);
   void stream_finish(StreamId id, Instant now);  // FIN after the written bytes
   // Reads in order; returns bytes read. *fin is set once the peer's FIN is read.

@@ -353,6 +353,35 @@ TEST(Connection, StreamsBeyondMaxStreamsWaitForTheLimit) {
   EXPECT_FALSE(pair.hub().is_closed());
 }
 
+// A stream reset while it waits for MAX_STREAMS is never announced, but its
+// id still reaches the hub (a bare RESET when its turn comes), so the hub
+// counts it and the limit keeps moving.
+TEST(Connection, StreamResetWhileWaitingForMaxStreamsStillCounts) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.hub.max_incoming_streams = 2;
+  o.client.peer.initial_max_streams = 2;
+  ConnectionPair pair(o);
+  std::vector<StreamId> ids;
+  for (int i = 0; i < 4; ++i) {
+    ids.push_back(*pair.client().open_stream(destination_at(16, 80), ContentClass::bulk, pair.now()));
+  }
+  pair.client_app().send(ids[0], pattern(100, 1), false);
+  pair.client_app().send(ids[1], pattern(100, 2), false);
+  pair.client_app().send(ids[3], pattern(100, 4), false);
+  pair.run_for(ms(200));
+  EXPECT_EQ(pair.client().stats().streams_blocked_by_limit, 2u);
+  pair.client().stream_reset(ids[2], 0x9, pair.now());  // waiting: never announced
+  pair.hub().stream_reset(ids[0], 0x5, pair.now());
+  pair.hub().stream_reset(ids[1], 0x5, pair.now());
+  // (Before the fix the hub, with no stream left, never sent the MAX_STREAMS.)
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[ids[3]].data.size() == 100; }));
+  EXPECT_EQ(pair.client().stats().streams_blocked_by_limit, 0u);
+  EXPECT_FALSE(pair.hub().is_closed());
+  EXPECT_FALSE(pair.client().is_closed());
+  for (const StreamOpened& opened : pair.hub_app().opened) EXPECT_NE(opened.id, ids[2]);
+  EXPECT_FALSE(pair.hub().stream_exists(ids[2]));
+}
+
 // An honest branch opening thousands of streams at once (a burst of
 // proxied connections): before MAX_STREAMS the hub refused all beyond 1024
 // and 5,121 opens in one flight closed the connection (EXCESSIVE_LOAD, the
@@ -541,6 +570,78 @@ TEST(Connection, IdleTimeoutClosesAQuietConnection) {
   EXPECT_TRUE(pair.client().is_closed());
   ASSERT_TRUE(pair.client_app().connection_closed);
   EXPECT_EQ(pair.client_app().connection_closed->error_code, kErrorIdleTimeout);
+}
+
+// Transport parameters: what a side advertises is what it enforces.
+TEST(Connection, LocalTransportParametersDescribeTheConfig) {
+  ConnectionConfig c;
+  c.stream_receive_window_bytes = 2 << 20;
+  c.connection_receive_window_bytes = 32 << 20;
+  c.max_incoming_streams = 500;
+  c.max_receive_datagram_bytes = 1452;
+  c.idle_timeout = ms(20'000);
+  c.max_ack_delay = ms(10);
+  const TransportParameters p = local_transport_parameters(c);
+  EXPECT_EQ(p.initial_max_stream_data, 2u << 20);
+  EXPECT_EQ(p.initial_max_data, 32u << 20);
+  EXPECT_EQ(p.initial_max_streams, 500u);
+  EXPECT_EQ(p.max_datagram_bytes, 1452u);
+  EXPECT_EQ(p.idle_timeout_ms, 20'000u);
+  EXPECT_EQ(p.max_ack_delay_ms, 10u);
+  EXPECT_EQ(decode_transport_parameters(encode_transport_parameters(p)), p);
+  // A window below the protocol's initial credits: the receiver accepts
+  // (and so advertises) at least those.
+  c.stream_receive_window_bytes = 4096;
+  c.connection_receive_window_bytes = 4096;
+  EXPECT_EQ(local_transport_parameters(c).initial_max_stream_data, kInitialStreamCreditBytes);
+  EXPECT_EQ(local_transport_parameters(c).initial_max_data, kInitialConnectionCreditBytes);
+  // Without a handshake each side assumes the defaults of the other.
+  EXPECT_EQ(ConnectionConfig{}.peer.initial_max_stream_data, kInitialStreamCreditBytes);
+  EXPECT_EQ(ConnectionConfig{}.peer.initial_max_data, kInitialConnectionCreditBytes);
+  EXPECT_EQ(ConnectionConfig{}.peer.initial_max_streams,
+            local_transport_parameters(ConnectionConfig{}).initial_max_streams);
+}
+
+// The peer's initial credits are what the sender may send before any
+// MAX_DATA / MAX_STREAM_DATA: with every hub datagram dropped, the client
+// sends exactly peer.initial_max_stream_data of a stream (before, the
+// kInitialStreamCreditBytes constant: 16 KiB).
+TEST(Connection, PeerTransportParametersSetTheInitialCredits) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.peer.initial_max_stream_data = 5000;
+  o.client.peer.initial_max_data = 7000;
+  ConnectionPair pair(o);
+  pair.set_filter([](bool from_client, std::size_t, Duration*) { return from_client ? 1 : 0; });
+  const StreamId a = *pair.client().open_stream(destination_at(15, 80), ContentClass::bulk, pair.now());
+  const StreamId b = *pair.client().open_stream(destination_at(15, 81), ContentClass::bulk, pair.now());
+  pair.client_app().send(a, pattern(100'000, 1), false);
+  pair.client_app().send(b, pattern(100'000, 2), false);
+  pair.run_for(ms(500));
+  EXPECT_EQ(pair.hub_app().in[a].data.size() + pair.hub_app().in[b].data.size(), 7000u);
+  EXPECT_LE(pair.hub_app().in[a].data.size(), 5000u);
+  EXPECT_LE(pair.hub_app().in[b].data.size(), 5000u);
+}
+
+// Never above the peer's max_datagram_bytes; idle timeout is the smaller.
+TEST(Connection, PeerTransportParametersLimitDatagramsAndIdleTimeout) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.max_datagram_bytes = 1452;
+  o.client.peer.max_datagram_bytes = 1300;
+  o.client.peer.idle_timeout_ms = 700;
+  ConnectionPair pair(o);
+  const StreamId id = *pair.client().open_stream(destination_at(15, 82), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(200'000, 3), true);
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[id].fin; }));
+  EXPECT_LE(pair.largest_delivered(true), 1300u);
+  EXPECT_GT(pair.largest_delivered(true), 1200u);
+  // A quiet connection (no streams) times out after the peer's 700 ms.
+  ConnectionPair quiet(o);
+  quiet.run_for(ms(699));
+  EXPECT_FALSE(quiet.client().is_closed());
+  quiet.run_for(ms(5));
+  EXPECT_TRUE(quiet.client().is_closed());
+  ASSERT_TRUE(quiet.client_app().connection_closed);
+  EXPECT_EQ(quiet.client_app().connection_closed->error_code, kErrorIdleTimeout);
 }
 
 TEST(Connection, OpenStreamsKeepTheConnectionAlive) {
