@@ -84,6 +84,9 @@ test_support::MemoryPairConfig memory_pair_config(const PairConfig& pc) {
   c.one_way = pc.one_way;
   c.link_slots = pc.link_slots;
   c.enter_side = &set_side;
+  // What a handshake would tell the client (there is none in memory): the
+  // hub's stream limit and windows, or streams beyond 1,024 wait for MAX_STREAMS.
+  c.client.peer = tunnel::local_transport_parameters(c.hub);
   return c;
 }
 
