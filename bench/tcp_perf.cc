@@ -249,6 +249,9 @@ int dial(const RunOptions& o, char kind) {
 }
 
 double secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+Clock::duration run_length(const RunOptions& o) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+}
 
 int run_bulk(const RunOptions& o) {
   std::vector<int> fds;
@@ -256,7 +259,7 @@ int run_bulk(const RunOptions& o) {
   std::atomic<uint64_t> total{0};
   std::atomic<bool> failed{false};
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  const auto deadline = start + run_length(o);
   std::vector<std::thread> threads;
   for (int fd : fds) {
     threads.emplace_back([&, fd] {
@@ -299,7 +302,7 @@ int run_rr(const RunOptions& o) {
   std::vector<double> all_us;
   std::atomic<bool> failed{false};
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  const auto deadline = start + run_length(o);
   std::vector<std::thread> threads;
   for (int fd : fds) {
     threads.emplace_back([&, fd] {

@@ -23,6 +23,13 @@ struct OneStreamTransfer {
   std::uint64_t written = 0;
   std::uint64_t read = 0;
   bool corrupt = false;
+  int steps = 0;
+
+  // A trickle: `bytes` more to send every `every_steps` calls, then step().
+  void trickle(int every_steps, std::uint64_t bytes) {
+    if (++steps % every_steps == 0) total += bytes;
+    step();
+  }
 
   void step() {
     Connection* c = pair.branch_session().connection();
@@ -184,10 +191,8 @@ TEST(Session, RekeysEveryTwoMinutesWithoutStallingStreams) {
   std::uint64_t last_read = 0;
   Instant last_progress = pair.now;
   Duration longest_stall{0};
-  int step = 0;
   pair.run_for(ms(400'000), [&] {
-    if (++step % 100 == 0) transfer.total += 20'000;
-    transfer.step();
+    transfer.trickle(100, 20'000);
     if (transfer.read != last_read) {
       longest_stall = std::max(longest_stall, pair.now - last_progress);
       last_read = transfer.read;
@@ -213,11 +218,7 @@ TEST(Session, KeysExpireWhenNobodyRekeys) {
   pair.start();
   pair.branch_session().connect(pair.now);
   OneStreamTransfer transfer(pair, 0);
-  int step = 0;
-  pair.run_for(ms(185'000), [&] {
-    if (++step % 1000 == 0) transfer.total += 1'000;
-    transfer.step();
-  });
+  pair.run_for(ms(185'000), [&] { transfer.trickle(1000, 1'000); });
   EXPECT_FALSE(pair.branch_session().is_up());
   bool down = false;
   for (const auto& e : SessionPair::session_events(pair.branch_session())) {
@@ -299,19 +300,14 @@ TEST(Session, ABranchNoticesARestartedHubAndStartsANewConnection) {
   pair.start();
   pair.branch_session().connect(pair.now);
   OneStreamTransfer transfer(pair, 0);
-  int step = 0;
-  pair.run_for(ms(1'000), [&] {
-    if (++step % 10 == 0) transfer.total += 1'000;
-    transfer.step();
-  });
+  pair.run_for(ms(1'000), [&] { transfer.trickle(10, 1'000); });
   ASSERT_TRUE(pair.hub_session().is_up());
   const Connection* before = pair.branch_session().connection();
   SessionPair::events(pair.branch_session());
   pair.hub = std::make_unique<Endpoint>(pair.hub_config, nullptr, pair.now);  // restarted
   bool closed_seen = false;
   pair.run_for(ms(10'000), [&] {
-    if (++step % 10 == 0) transfer.total += 1'000;
-    if (pair.branch_session().connection() == before) transfer.step();
+    if (pair.branch_session().connection() == before) transfer.trickle(10, 1'000);
     for (const auto& e : SessionPair::events(pair.branch_session())) {
       closed_seen |= std::holds_alternative<ConnectionClosed>(e);
     }

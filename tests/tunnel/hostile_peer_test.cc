@@ -55,6 +55,16 @@ std::size_t count_opened(const HostilePeerDriver& d) {
   return n;
 }
 
+// The largest `maximum` the hub sent in frames of type F (MAX_DATA, MAX_STREAMS).
+template <class F>
+std::uint64_t highest_sent(const HostilePeerDriver& d) {
+  std::uint64_t highest = 0;
+  for (const Frame& f : d.sent_frames_owned) {
+    if (const auto* m = std::get_if<F>(&f)) highest = std::max(highest, m->maximum);
+  }
+  return highest;
+}
+
 // The hub closed the connection itself: one event, one CLOSE on the wire.
 void expect_closed_with(HostilePeerDriver& d, std::uint64_t code) {
   EXPECT_TRUE(d.hub().is_closed());
@@ -226,11 +236,7 @@ TEST(HostilePeer, MaxStreamsRisesAsStreamsEnd) {
   auto d = run(s.transmit());
   expect_open(*d);
   EXPECT_EQ(count_opened(*d), 24u);
-  std::uint64_t max_streams = 0;
-  for (const Frame& f : d->sent_frames_owned) {
-    if (const auto* m = std::get_if<MaxStreamsFrame>(&f)) max_streams = std::max(max_streams, m->maximum);
-  }
-  EXPECT_GE(max_streams, 24u);
+  EXPECT_GE(highest_sent<MaxStreamsFrame>(*d), 24u);
 }
 
 TEST(HostilePeer, ResetOfAnUnseenPeerStreamIsAnsweredAndForgotten) {
@@ -289,11 +295,7 @@ TEST(HostilePeer, CreditOfResetStreamsComesBackAsMaxData) {
   s.frames({client_data(32, 0, pattern_bytes(32, 0, 1000, kClientSalt))}).transmit();
   auto d = run(s);
   expect_open(*d);
-  std::uint64_t max_data = 0;
-  for (const Frame& f : d->sent_frames_owned) {
-    if (const auto* m = std::get_if<MaxDataFrame>(&f)) max_data = std::max(max_data, m->maximum);
-  }
-  EXPECT_GE(max_data, 16u * 16'384u + 64u * 1024u);
+  EXPECT_GE(highest_sent<MaxDataFrame>(*d), 16u * 16'384u + 64u * 1024u);
 }
 
 // The same for data on a stream the hub reset (its tombstone), settled by
@@ -311,11 +313,7 @@ TEST(HostilePeer, CreditOfTombstonedStreamsComesBackAsMaxData) {
   s.frames({client_data(32, 0, pattern_bytes(32, 0, 1000, kClientSalt))}).transmit();
   auto d = run(s);
   expect_open(*d);
-  std::uint64_t max_data = 0;
-  for (const Frame& f : d->sent_frames_owned) {
-    if (const auto* m = std::get_if<MaxDataFrame>(&f)) max_data = std::max(max_data, m->maximum);
-  }
-  EXPECT_GE(max_data, 16u * 16'384u + 64u * 1024u);
+  EXPECT_GE(highest_sent<MaxDataFrame>(*d), 16u * 16'384u + 64u * 1024u);
 }
 
 TEST(HostilePeer, ResetOfAnUnopenedHubStreamIsAProtocolViolation) {

@@ -66,10 +66,20 @@ bool NoiseIk::set_psk(const Key32& psk) {
   return true;
 }
 
-void NoiseIk::make_ephemeral() {
+void NoiseIk::write_e(SymmetricState& state, std::vector<std::uint8_t>& out) {
   ephemeral_private_.bytes =
       fixed_ephemeral_private_ ? *fixed_ephemeral_private_ : x25519_generate_private();
   ephemeral_public_ = x25519_public_key(ephemeral_private_.bytes);
+  append(out, ephemeral_public_);
+  state.mix_hash(ephemeral_public_);
+  if (psk_mode_) state.mix_key(ephemeral_public_);
+}
+
+Key32 NoiseIk::read_e(SymmetricState& state, std::span<const std::uint8_t> message) const {
+  const Key32 remote_ephemeral = first32(message);
+  state.mix_hash(remote_ephemeral);
+  if (psk_mode_) state.mix_key(remote_ephemeral);
+  return remote_ephemeral;
 }
 
 std::vector<std::uint8_t> NoiseIk::write_message(std::span<const std::uint8_t> payload) {
@@ -103,10 +113,7 @@ std::vector<std::uint8_t> NoiseIk::write_message1(std::span<const std::uint8_t> 
   SymmetricState state = symmetric_;
   std::vector<std::uint8_t> out;
   out.reserve(message1_bytes(payload.size()));
-  make_ephemeral();
-  append(out, ephemeral_public_);  // e
-  state.mix_hash(ephemeral_public_);
-  if (psk_mode_) state.mix_key(ephemeral_public_);
+  write_e(state, out);  // e
   if (!mix_dh(state, ephemeral_private_.bytes, *remote_static_)) {  // es
     step_ = Step::kFailed;  // our configured peer key is a low-order point
     return {};
@@ -126,9 +133,7 @@ std::vector<std::uint8_t> NoiseIk::write_message1(std::span<const std::uint8_t> 
 std::optional<std::vector<std::uint8_t>> NoiseIk::read_message1(
     std::span<const std::uint8_t> message) {
   SymmetricState state = symmetric_;
-  const Key32 remote_ephemeral = first32(message);  // e
-  state.mix_hash(remote_ephemeral);
-  if (psk_mode_) state.mix_key(remote_ephemeral);
+  const Key32 remote_ephemeral = read_e(state, message);  // e
   if (!mix_dh(state, static_private_.bytes, remote_ephemeral)) return std::nullopt;  // es
   const auto remote_static = state.decrypt_and_hash(message.subspan(32, 48));    // s
   if (!remote_static) return std::nullopt;
@@ -150,10 +155,7 @@ std::vector<std::uint8_t> NoiseIk::write_message2(std::span<const std::uint8_t> 
   SymmetricState state = symmetric_;
   std::vector<std::uint8_t> out;
   out.reserve(message2_bytes(payload.size()));
-  make_ephemeral();
-  append(out, ephemeral_public_);  // e
-  state.mix_hash(ephemeral_public_);
-  if (psk_mode_) state.mix_key(ephemeral_public_);
+  write_e(state, out);  // e
   if (!mix_dh(state, ephemeral_private_.bytes, *remote_ephemeral_)) return {};  // ee
   if (!mix_dh(state, ephemeral_private_.bytes, *remote_static_)) return {};     // se
   if (psk_mode_) state.mix_key_and_hash(psk_->bytes);                           // psk
@@ -170,9 +172,7 @@ std::optional<std::vector<std::uint8_t>> NoiseIk::read_message2(
     std::span<const std::uint8_t> message) {
   if (psk_mode_ && !psk_) return std::nullopt;
   SymmetricState state = symmetric_;
-  const Key32 remote_ephemeral = first32(message);  // e
-  state.mix_hash(remote_ephemeral);
-  if (psk_mode_) state.mix_key(remote_ephemeral);
+  const Key32 remote_ephemeral = read_e(state, message);  // e
   if (!mix_dh(state, ephemeral_private_.bytes, remote_ephemeral)) return std::nullopt;  // ee
   if (!mix_dh(state, static_private_.bytes, remote_ephemeral)) return std::nullopt;     // se
   if (psk_mode_) state.mix_key_and_hash(psk_->bytes);                                  // psk

@@ -112,8 +112,11 @@ class NoiseIk {
   std::vector<std::uint8_t> write_message2(std::span<const std::uint8_t> payload);
   std::optional<std::vector<std::uint8_t>> read_message1(std::span<const std::uint8_t> message);
   std::optional<std::vector<std::uint8_t>> read_message2(std::span<const std::uint8_t> message);
-  // The `e` token on the writing side: makes (or takes the fixed) ephemeral.
-  void make_ephemeral();
+  // The `e` token (Noise 5.3, and 9.2 for psk modes): the writer makes (or
+  // takes the fixed) ephemeral, appends its public key to `out` and mixes it
+  // into `state`; the reader takes it from the front of `message`.
+  void write_e(SymmetricState& state, std::vector<std::uint8_t>& out);
+  Key32 read_e(SymmetricState& state, std::span<const std::uint8_t> message) const;
 
   bool initiator_;
   bool psk_mode_;

@@ -5,8 +5,9 @@
 // received datagram to its session; a driver sends what poll_transmit gives
 // to address().
 //
-// It offers the Connection's driving interface (on_datagram, poll_transmit,
-// next_timeout, on_timeout, poll_event), so the same service loop drives it
+// It offers the Connection's driving interface (poll_transmit, next_timeout,
+// on_timeout, poll_event; datagrams arrive through the Endpoint, which knows
+// their sender), so the same service loop drives it
 // (BasicConnectionDriver<Session>, tunnel/connection_driver.h) in tests and
 // on real sockets.
 //
@@ -112,7 +113,6 @@ class Session {
                      const InitiationPayload& payload, Instant now);
 
   // The driving interface (see the top of the file).
-  void on_datagram(std::span<std::byte> datagram, Instant now) { on_data(address_, datagram, now); }
   std::optional<Transmit> poll_transmit(Instant now, std::span<std::byte> buffer);
   std::optional<Instant> next_timeout() const;
   void on_timeout(Instant now);
