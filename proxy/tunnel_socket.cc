@@ -314,6 +314,7 @@ TunnelSocket::TunnelSocket(asio::io_context& io, const tunnel::session::Endpoint
     peers_.push_back(std::make_unique<Peer>(*this, endpoint_.session(i)));
     by_session_.emplace(&endpoint_.session(i), peers_.back().get());
   }
+  touched_.reserve(peers_.size());
 }
 
 TunnelSocket::~TunnelSocket() = default;
@@ -379,7 +380,7 @@ void TunnelSocket::receive() {
 }
 
 void TunnelSocket::on_readable() {
-  std::vector<Peer*> touched;  // few peers: a vector beats a set
+  std::vector<Peer*>& touched = touched_;  // reused: no allocation per wakeup
   for (int round = 0; round < kMaxBatchesPerWakeup; ++round) {
     const int n = batch_->receive(socket_.native_handle());
     if (n == 0) break;

@@ -88,6 +88,7 @@ class TunnelSocket {
   tunnel::session::Endpoint endpoint_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::unordered_map<const tunnel::session::Session*, Peer*> by_session_;
+  std::vector<Peer*> touched_;  // sessions a receive batch concerned (few peers: a vector)
   int family_ = AF_INET;
   std::unique_ptr<Batch> batch_;
   TunnelSocketStats stats_;
