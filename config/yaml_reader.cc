@@ -1,0 +1,79 @@
+#include "config/yaml_reader.h"
+
+#include <charconv>
+
+namespace egw::config {
+
+std::string located(const std::string& path, const YAML::Node& node, const std::string& key,
+                    const std::string& what) {
+  const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+  return path + ":" + std::to_string(line) + ": " + key + ": " + what;
+}
+
+void Reader::fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
+  throw ConfigError{located(path_, node, key, what)};
+}
+
+void Reader::only_keys(const YAML::Node& map, const std::string& where,
+                       const std::set<std::string>& allowed) const {
+  if (!map.IsMap()) fail(map, where.empty() ? "(top level)" : where, "expected a mapping");
+  for (const auto& kv : map) {
+    const auto key = kv.first.as<std::string>();
+    if (!allowed.count(key)) fail(kv.first, where.empty() ? key : where + "." + key, "unknown key");
+  }
+}
+
+std::string Reader::string(const YAML::Node& map, const std::string& key, const std::string& name) const {
+  const YAML::Node n = map[key];
+  if (!n) fail(map, name, "missing");
+  if (!n.IsScalar()) fail(n, name, "expected a string");
+  return n.as<std::string>();
+}
+
+std::string Reader::string_or(const YAML::Node& map, const std::string& key, const std::string& name,
+                              const std::string& fallback) const {
+  if (!map[key]) return fallback;
+  return string(map, key, name);
+}
+
+std::int64_t Reader::integer_or(const YAML::Node& map, const std::string& key, const std::string& name,
+                                std::int64_t fallback, std::int64_t min, std::int64_t max) const {
+  const YAML::Node n = map[key];
+  if (!n) return fallback;
+  if (!n.IsScalar()) fail(n, name, "expected an integer");
+  const std::string text = n.Scalar();
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) fail(n, name, "expected an integer, got '" + text + "'");
+  if (value < min || value > max) {
+    fail(n, name, "expected " + std::to_string(min) + ".." + std::to_string(max) + ", got " + text);
+  }
+  return value;
+}
+
+bool Reader::boolean_or(const YAML::Node& map, const std::string& key, const std::string& name,
+                        bool fallback) const {
+  const YAML::Node n = map[key];
+  if (!n) return fallback;
+  if (!n.IsScalar()) fail(n, name, "expected true or false");
+  const std::string text = n.Scalar();
+  if (text == "true" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "no" || text == "off") return false;
+  fail(n, name, "expected true or false, got '" + text + "'");
+}
+
+std::vector<std::string> Reader::strings(const YAML::Node& node, const std::string& name) const {
+  std::vector<std::string> out;
+  if (node.IsScalar()) {
+    out.push_back(node.Scalar());
+    return out;
+  }
+  if (!node.IsSequence()) fail(node, name, "expected a list");
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    if (!node[i].IsScalar()) fail(node[i], name + "[" + std::to_string(i) + "]", "expected a string");
+    out.push_back(node[i].Scalar());
+  }
+  return out;
+}
+
+}  // namespace egw::config

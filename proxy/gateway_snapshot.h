@@ -1,0 +1,90 @@
+// What a running gateway reports about itself: a plain copy of its state,
+// taken on the I/O thread (Gateway::snapshot()) and handed to the metrics
+// exporter (Prometheus text) and the status socket (`ensemble-gw status`).
+// Nothing here points into the live gateway, so it may cross threads.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/content_class.h"
+
+namespace egw::proxy {
+
+// Per content class, indexed by ContentClass.
+template <class T>
+using PerClass = std::array<T, kContentClassCount>;
+
+struct StreamSnapshot {
+  std::uint64_t stream_id = 0;
+  std::string client;       // "10.1.0.5:51234" (branch) or the peer's name (hub)
+  std::string destination;  // "93.184.216.34:443"
+  ContentClass content_class = ContentClass::bulk;
+  std::string state;        // "connecting", "open", "half-closed", "closing"
+  std::uint64_t bytes_to_server = 0;
+  std::uint64_t bytes_to_client = 0;
+  double age_seconds = 0;
+};
+
+struct EnsembleSnapshot {
+  std::string peer;          // the peer's configured name
+  std::string key;           // the ensemble (cache) key
+  bool up = false;           // a keyed connection is live
+  std::string peer_address;  // "203.0.113.7:51900"
+  // Congestion state (the live ensemble's, or the last one's).
+  std::uint64_t cwnd_bytes = 0;
+  std::uint64_t ssthresh_bytes = 0;
+  std::uint64_t bytes_in_flight = 0;
+  double srtt_seconds = 0;
+  double min_rtt_seconds = 0;
+  // Counters since the gateway started (monotonic).
+  std::uint64_t packets_sent = 0;
+  std::uint64_t packets_lost = 0;
+  std::uint64_t loss_rounds = 0;
+  std::uint64_t stream_bytes_retransmitted = 0;
+  std::uint64_t handshakes = 0;
+  std::uint64_t ensembles_started = 0;
+  std::uint64_t ensembles_resumed = 0;  // started from the temporal cache
+  // Streams open now, and stream bytes carried (both directions), by class.
+  PerClass<std::uint64_t> streams_by_class{};
+  PerClass<std::uint64_t> bytes_by_class{};
+  std::uint64_t streams_total = 0;  // streams ever opened
+};
+
+struct GatewaySnapshot {
+  std::string role;  // "branch" or "hub"
+  double uptime_seconds = 0;
+  std::vector<EnsembleSnapshot> ensembles;
+  // The open streams (capped: the status socket lists at most this many).
+  std::vector<StreamSnapshot> streams;
+  std::uint64_t streams_omitted = 0;  // open streams not listed above
+
+  // Connections: accepted from clients (branch) or opened to servers (hub).
+  std::uint64_t connections_open = 0;
+  std::uint64_t connections_accepted = 0;
+  // Refused before any byte moved, by reason ("destination_not_allowed",
+  // "connect_failed", "connect_timeout", "limit_connections", "limit_memory",
+  // "tunnel_down", ...): a reset reached the client.
+  std::map<std::string, std::uint64_t> connections_refused;
+  // Destinations the hub refused, by reason ("not_allowed", "loopback",
+  // "link_local", "own_address").
+  std::map<std::string, std::uint64_t> destinations_refused;
+  // Datagrams dropped by reason (the endpoint's and the connections' counters:
+  // "malformed", "bad_mac1", "unknown_index", "unknown_peer", "handshake",
+  // "rate_limited", "forged", "duplicate", "oversized", "truncated").
+  std::map<std::string, std::uint64_t> datagrams_dropped;
+  std::uint64_t cache_hits = 0;    // ensembles resumed from the temporal cache
+  std::uint64_t cache_misses = 0;  // ensembles that started from slow start
+  std::uint64_t cache_entries = 0;
+  // Memory the gateway accounts for: relay buffers plus the tunnel's stream
+  // buffers (send and reassembly), against limits.memory_bytes.
+  std::uint64_t memory_in_use_bytes = 0;
+  std::uint64_t memory_limit_bytes = 0;
+  std::uint64_t config_reloads = 0;
+  std::uint64_t config_reload_failures = 0;
+};
+
+}  // namespace egw::proxy
