@@ -621,6 +621,7 @@ void Connection::Impl::ensure_ensemble(Instant now) {
   if (cache) resume = cache->lookup(config.cache_key, now);
   ensemble = std::make_unique<congestion::Ensemble>(config.ensemble, now, resume);
   ++stats.ensembles_started;
+  if (resume) ++stats.ensembles_resumed;
   for (const auto& [id, s] : streams) {
     ensemble->add_member(id, s.content_class, now);
     if (s.backlogged) ensemble->set_backlogged(id, true, now);
@@ -721,6 +722,25 @@ std::size_t Connection::stream_write(StreamId id, std::span<const std::byte> dat
   return written;
 }
 
+std::size_t Connection::stream_writable_bytes(StreamId id) {
+  Impl& m = *impl_;
+  Stream* s = m.closed ? nullptr : m.find(id);
+  if (!s) return 0;
+  const std::uint64_t connection_room = m.config.connection_send_buffer_bytes > m.send_buffered
+                                            ? m.config.connection_send_buffer_bytes - m.send_buffered
+                                            : 0;
+  const std::uint64_t stream_room = s->send.buffer_room_bytes();
+  if (connection_room == 0 && stream_room > 0) {
+    if (!s->connection_write_blocked) {
+      s->connection_write_blocked = true;
+      m.write_blocked.push_back(id);
+    }
+  } else if (stream_room == 0) {
+    s->send.mark_write_blocked();
+  }
+  return static_cast<std::size_t>(std::min(connection_room, stream_room));
+}
+
 void Connection::stream_finish(StreamId id, Instant now) {
   if (Stream* s = impl_->find(id)) {
     s->send.finish();
@@ -789,6 +809,7 @@ ConnectionStats Connection::stats() const {
   s.buffer_pool_bytes = impl_->buffer_pool.bytes_held();
   s.recv_reassembly_intervals = impl_->recv_intervals;
   s.send_buffered_bytes = impl_->send_buffered;
+  s.streams_open = impl_->streams.size();
   s.streams_blocked_by_limit = impl_->blocked_opens.size();
   s.pmtu_bytes = impl_->pmtu.current;
   s.ensemble = impl_->ensemble ? impl_->ensemble->stats() : impl_->last_ensemble_stats;

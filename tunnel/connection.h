@@ -95,6 +95,10 @@ struct ConnectionConfig {
   Duration max_ack_delay = ms(25);
   std::uint32_t ack_every_packets = 2;  // ack-eliciting packets per immediate ACK
   Duration idle_timeout = ms(30'000);  // the connection uses min(ours, the peer's)
+  // PING every idle_timeout / 2 even without streams, so the connection (and
+  // its keys) stays up between bursts: the branch keeps its tunnel warm and a
+  // new client connection never waits for a handshake.
+  bool keep_alive = false;
   // Seeds the choice of skipped packet numbers (optimistic-ACK defence,
   // RFC 9000 section 21.4); sans-IO, so not from the clock. Give each
   // connection its own (e.g. from the handshake's randomness). 0 disables
@@ -167,6 +171,8 @@ struct ConnectionStats {
   std::uint64_t buffer_pool_bytes = 0;
   // Ensembles created so far (one per busy period; temporal sharing links them).
   std::uint64_t ensembles_started = 0;
+  std::uint64_t ensembles_resumed = 0;  // of those, started from the temporal cache
+  std::uint64_t streams_open = 0;
   // The live ensemble's stats, or the last one's when none is live.
   congestion::EnsembleStats ensemble;
 };
@@ -205,6 +211,10 @@ class Connection {
   // send budget; 0 means "wait for StreamWritable". A stream still waiting
   // for the peer's MAX_STREAMS buffers locally like any other.
   std::size_t stream_write(StreamId id, std::span<const std::byte> data, Instant now);
+  // How many bytes stream_write would accept now (both budgets), so a relay
+  // reads no more from its socket than the stream takes and needs no
+  // buffer of its own. 0 registers for StreamWritable, as a short write does.
+  std::size_t stream_writable_bytes(StreamId id);
   void stream_finish(StreamId id, Instant now);  // FIN after the written bytes
   // Reads in order; returns bytes read. *fin is set once the peer's FIN is read.
   std::size_t stream_read(StreamId id, std::span<std::byte> out, bool* fin, Instant now);

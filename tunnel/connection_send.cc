@@ -431,10 +431,10 @@ std::optional<Instant> Connection::Impl::idle_deadline() const {
   return last_activity + config.idle_timeout;
 }
 
-// With streams open, a PING every idle_timeout / 2 keeps a quiet but live
-// connection (an idle proxied TCP session) from timing out.
+// With streams open (or keep_alive), a PING every idle_timeout / 2 keeps a
+// quiet but live connection (an idle proxied TCP session) from timing out.
 std::optional<Instant> Connection::Impl::keepalive_deadline() const {
-  if (streams.empty()) return std::nullopt;
+  if (streams.empty() && !config.keep_alive) return std::nullopt;
   Instant since = last_activity;
   if (last_keepalive) since = std::max(since, *last_keepalive);
   return since + config.idle_timeout / 2;

@@ -23,4 +23,13 @@ inline constexpr std::uint64_t kErrorStreamLimit = 0x6;
 // MAX_STREAMS keeps an honest peer below it).
 inline constexpr std::uint64_t kErrorStreamRefused = 0x10;
 
+// Stream errors of the gateway (proxy/): why a proxied TCP connection was
+// reset. The branch resets its client's socket on any of them.
+inline constexpr std::uint64_t kErrorTcpReset = 0x11;             // a TCP side reset or failed
+inline constexpr std::uint64_t kErrorDestinationRefused = 0x12;   // not allowed for this peer
+inline constexpr std::uint64_t kErrorConnectFailed = 0x13;        // the server refused / unreachable
+inline constexpr std::uint64_t kErrorConnectTimeout = 0x14;       // no answer within connect_timeout
+inline constexpr std::uint64_t kErrorGatewayLimit = 0x15;         // memory or connection limit
+inline constexpr std::uint64_t kErrorGatewayShutdown = 0x16;      // drained too long at shutdown
+
 }  // namespace egw::tunnel

@@ -35,8 +35,11 @@ class SendStream {
   void finish();  // FIN after the bytes written so far; later writes are refused
   bool finished() const { return fin_requested_; }
   ByteCount buffer_room_bytes() const;
-  // True once after a write() was cut short and room has come back.
+  // True once after a write() was cut short (or mark_write_blocked()) and
+  // room has come back.
   bool take_writable_signal();
+  // The writer found no room and waits for the writable signal.
+  void mark_write_blocked() { write_blocked_ = true; }
 
   // Peer credit (MAX_STREAM_DATA); it only grows.
   void on_max_stream_data(std::uint64_t maximum);

@@ -52,6 +52,11 @@ Session::~Session() {
   }
 }
 
+void Session::set_scheduler_config(const congestion::SchedulerConfig& scheduler) {
+  connection_config_.ensemble.scheduler = scheduler;
+  if (connection_) connection_->set_scheduler_config(scheduler);
+}
+
 void Session::connect(Instant now) {
   if (!initiator_ || pending_ || is_up()) return;
   first_attempt_at_ = now;

@@ -119,6 +119,9 @@ class Session {
   std::optional<ConnectionEvent> poll_event();
   std::optional<SessionEvent> poll_session_event();
 
+  // Admin reload: the scheduler for the live connection and every later one.
+  void set_scheduler_config(const congestion::SchedulerConfig& scheduler);
+
   // The live connection (null before the first handshake and after it closed).
   Connection* connection() { return connection_.get(); }
   bool is_up() const { return connection_ && !connection_->is_closed(); }

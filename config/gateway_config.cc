@@ -1,0 +1,324 @@
+#include "config/gateway_config.h"
+
+#include <charconv>
+
+#include "tunnel/crypto/wg_key.h"
+
+namespace egw::config {
+namespace {
+
+using tunnel::session::PeerAddress;
+
+// "A.B.C.D:PORT" or "[V6]:PORT" (no names: a gateway must not depend on DNS to start).
+std::variant<PeerAddress, std::string> parse_address_port(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) return "expected ADDRESS:PORT, got '" + text + "'";
+  auto prefix = parse_ip_prefix(text.substr(0, colon));
+  if (auto* err = std::get_if<std::string>(&prefix)) return *err;
+  const IpPrefix& p = std::get<IpPrefix>(prefix);
+  if (p.bits != 128) return "expected an address, not a prefix, in '" + text + "'";
+  int port = -1;
+  const std::string port_text = text.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc{} || end != port_text.data() + port_text.size() || port < 0 || port > 65535) {
+    return "bad port in '" + text + "'";
+  }
+  PeerAddress a;
+  a.ip = p.address;
+  a.port = static_cast<std::uint16_t>(port);
+  return a;
+}
+
+class Loader {
+ public:
+  explicit Loader(const std::string& path) : r_(path) {}
+
+  GatewayConfig load(const YAML::Node& root) {
+    r_.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "peers",
+                            "interception", "ensemble", "scheduler", "classify", "temporal_cache",
+                            "limits", "log_level", "metrics_listen", "status_socket"});
+    GatewayConfig c;
+    c.path = r_.path();
+    const std::string role = r_.string(root, "role", "role");
+    if (role != "branch" && role != "hub") r_.fail(root["role"], "role", "expected 'branch' or 'hub'");
+    c.is_hub = role == "hub";
+    c.endpoint.initiator = !c.is_hub;
+    c.endpoint.private_key = key_file(root, "private_key_file", "private_key_file");
+    tunnel_settings(root, c);
+    peers(root, c);
+    if (!c.is_hub) interception(root["interception"], c.interception);
+    else if (root["interception"]) r_.fail(root["interception"], "interception", "only a branch intercepts");
+    ensemble(root["ensemble"], c.endpoint.connection.ensemble);
+    c.reloadable.scheduler = scheduler(root["scheduler"]);
+    c.endpoint.connection.ensemble.scheduler = c.reloadable.scheduler;
+    c.reloadable.classify = parse_classify(r_, root["classify"]);
+    cache(root["temporal_cache"], c);
+    c.reloadable.limits = limits(root["limits"]);
+    apply_limits(c.reloadable.limits, c.endpoint.connection);
+    c.reloadable.log_level = r_.string_or(root, "log_level", "log_level", "info");
+    if (!is_log_level(c.reloadable.log_level)) {
+      r_.fail(root["log_level"], "log_level", "expected trace, debug, info, warn or error");
+    }
+    c.metrics_listen = r_.string_or(root, "metrics_listen", "metrics_listen", c.metrics_listen);
+    if (!c.metrics_listen.empty()) address(root["metrics_listen"], "metrics_listen", c.metrics_listen);
+    c.status_socket = r_.string_or(root, "status_socket", "status_socket", "/run/ensemble-gw/" + role + ".sock");
+    return c;
+  }
+
+ private:
+  static bool is_log_level(const std::string& s) {
+    return s == "trace" || s == "debug" || s == "info" || s == "warn" || s == "error";
+  }
+
+  tunnel::crypto::Key32 key_file(const YAML::Node& map, const std::string& key, const std::string& name) {
+    const std::string file = r_.string(map, key, name);
+    auto k = tunnel::crypto::read_wg_key_file(file);
+    if (auto* err = std::get_if<std::string>(&k)) r_.fail(map[key], name, *err);
+    return std::get<tunnel::crypto::Key32>(k);
+  }
+
+  PeerAddress address(const YAML::Node& node, const std::string& name, const std::string& text) {
+    auto a = parse_address_port(text);
+    if (auto* err = std::get_if<std::string>(&a)) r_.fail(node, name, *err);
+    return std::get<PeerAddress>(a);
+  }
+
+  void tunnel_settings(const YAML::Node& root, GatewayConfig& c) {
+    if (root["listen"]) {
+      c.tunnel_listen = r_.string(root, "listen", "listen");
+      address(root["listen"], "listen", c.tunnel_listen);
+    } else if (c.is_hub) {
+      r_.fail(root, "listen", "missing (a hub must listen on a known UDP port)");
+    }
+    // Datagrams start at 1,200 bytes (every path carries them); DPLPMTUD
+    // probes up to max_datagram_bytes, which is also the most we accept.
+    const auto ceiling = static_cast<ByteCount>(
+        r_.integer_or(root, "max_datagram_bytes", "max_datagram_bytes", 1472, 1200, 2000));
+    c.endpoint.connection.pmtu_probe_ceiling_bytes = ceiling > 1200 ? ceiling : 0;
+    c.endpoint.connection.max_receive_datagram_bytes = ceiling;
+    c.endpoint.connection.keep_alive = !c.is_hub;  // the branch keeps its tunnel warm
+  }
+
+  void peers(const YAML::Node& root, GatewayConfig& c) {
+    const YAML::Node list = root["peers"];
+    if (!list || !list.IsSequence() || list.size() == 0) r_.fail(root, "peers", "expected a non-empty list");
+    if (!c.is_hub && list.size() != 1) r_.fail(list, "peers", "a branch has exactly one hub");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node p = list[i];
+      const std::string where = "peers[" + std::to_string(i) + "]";
+      r_.only_keys(p, where, {"name", "public_key", "endpoint", "preshared_key_file", "allow"});
+      tunnel::session::PeerConfig peer;
+      const auto key = tunnel::crypto::parse_wg_key(r_.string(p, "public_key", where + ".public_key"));
+      if (!key) {
+        r_.fail(p["public_key"], where + ".public_key",
+                "not a WireGuard key (44 characters of base64, as `wg pubkey` prints)");
+      }
+      peer.public_key = *key;
+      peer.name = r_.string_or(p, "name", where + ".name", tunnel::crypto::format_wg_key(*key).substr(0, 8));
+      for (const auto& other : c.endpoint.peers) {
+        if (other.public_key == peer.public_key) r_.fail(p["public_key"], where + ".public_key", "duplicate peer key");
+        if (other.name == peer.name) r_.fail(p, where + ".name", "duplicate peer name '" + peer.name + "'");
+      }
+      if (p["preshared_key_file"]) peer.preshared_key = key_file(p, "preshared_key_file", where + ".preshared_key_file");
+      if (p["endpoint"]) {
+        peer.endpoint = address(p["endpoint"], where + ".endpoint", r_.string(p, "endpoint", where + ".endpoint"));
+      } else if (!c.is_hub) {
+        r_.fail(p, where + ".endpoint", "missing (a branch must know where its hub is)");
+      }
+      PeerPolicy policy;
+      policy.name = peer.name;
+      if (p["allow"]) {
+        if (!c.is_hub) r_.fail(p["allow"], where + ".allow", "only a hub connects to destinations");
+        policy.allow = parse_allow_list(r_, p["allow"], where + ".allow");
+      } else if (c.is_hub) {
+        r_.fail(p, where + ".allow", "missing: list the destinations this peer may reach (e.g. [\"10.2.0.0/16:80,443\"])");
+      }
+      c.endpoint.peers.push_back(peer);
+      c.reloadable.peers.push_back(policy);
+    }
+  }
+
+  void interception(const YAML::Node& n, InterceptionConfig& i) {
+    const std::string s = "interception";
+    if (!n) r_.fail(n, s, "missing (a branch needs at least interception.lan, or mode: none)");
+    r_.only_keys(n, s, {"mode", "listen", "lan", "ports", "bypass", "reject_quic", "table", "first_bytes_wait_ms"});
+    const std::string mode = r_.string_or(n, "mode", s + ".mode", "nftables");
+    if (mode == "nftables") i.mode = InterceptionMode::nftables;
+    else if (mode == "print") i.mode = InterceptionMode::print;
+    else if (mode == "none") i.mode = InterceptionMode::none;
+    else r_.fail(n["mode"], s + ".mode", "expected nftables, print or none");
+    i.listen = r_.string_or(n, "listen", s + ".listen", i.listen);
+    address(n["listen"] ? n["listen"] : n, s + ".listen", i.listen);
+    if (n["lan"]) i.lan = prefixes(n["lan"], s + ".lan");
+    if (i.lan.empty() && i.mode != InterceptionMode::none) r_.fail(n, s + ".lan", "missing: the client prefixes to intercept");
+    if (n["ports"]) {
+      const YAML::Node ports = n["ports"];
+      std::string text;
+      for (const auto& item : r_.strings(ports, s + ".ports")) text += (text.empty() ? "" : ",") + item;
+      auto pr = parse_ports(text);
+      if (auto* err = std::get_if<std::string>(&pr)) r_.fail(ports, s + ".ports", *err);
+      i.ports = std::get<PortRanges>(pr);
+    }
+    if (n["bypass"]) i.bypass = prefixes(n["bypass"], s + ".bypass");
+    i.reject_quic = r_.boolean_or(n, "reject_quic", s + ".reject_quic", false);
+    i.table = r_.string_or(n, "table", s + ".table", i.table);
+    i.first_bytes_wait_ms = static_cast<std::uint32_t>(
+        r_.integer_or(n, "first_bytes_wait_ms", s + ".first_bytes_wait_ms", 10, 0, 1000));
+  }
+
+  std::vector<IpPrefix> prefixes(const YAML::Node& list, const std::string& name) {
+    std::vector<IpPrefix> out;
+    const auto items = r_.strings(list, name);
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      auto p = parse_ip_prefix(items[k]);
+      const YAML::Node at = list.IsSequence() ? list[k] : list;
+      if (auto* err = std::get_if<std::string>(&p)) r_.fail(at, name + "[" + std::to_string(k) + "]", *err);
+      out.push_back(std::get<IpPrefix>(p));
+    }
+    return out;
+  }
+
+  void ensemble(const YAML::Node& n, congestion::EnsembleConfig& e) {
+    if (!n) return;
+    const std::string s = "ensemble";
+    r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume"});
+    const std::string key = r_.string_or(n, "key", s + ".key", "peer");
+    if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
+    const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
+    if (coupling == "single") e.coupling = congestion::CouplingMode::single;
+    else if (coupling == "n_flows") e.coupling = congestion::CouplingMode::n_flows;
+    else if (coupling == "none") e.coupling = congestion::CouplingMode::none;
+    else r_.fail(n["coupling"], s + ".coupling", "expected single, n_flows or none");
+    const std::string law = r_.string_or(n, "window_law", s + ".window_law", "newreno");
+    if (law == "newreno") e.law = congestion::WindowLawKind::newreno;
+    else if (law == "cubic") e.law = congestion::WindowLawKind::cubic;
+    else r_.fail(n["window_law"], s + ".window_law", "expected newreno or cubic");
+    e.initial_window_packets = static_cast<std::uint32_t>(
+        r_.integer_or(n, "initial_window_packets", s + ".initial_window_packets", 10, 1, 100));
+    const std::string join = r_.string_or(n, "join", s + ".join", "ack_clocked");
+    if (join == "ack_clocked") e.join = congestion::JoinMode::ack_clocked;
+    else if (join == "immediate") e.join = congestion::JoinMode::immediate;
+    else if (join == "paced") e.join = congestion::JoinMode::paced;
+    else r_.fail(n["join"], s + ".join", "expected ack_clocked, immediate or paced");
+    e.resume.enabled = r_.boolean_or(n, "careful_resume", s + ".careful_resume", true);
+  }
+
+  congestion::SchedulerConfig scheduler(const YAML::Node& n) {
+    congestion::SchedulerConfig c;
+    if (!n) return c;
+    const std::string s = "scheduler";
+    r_.only_keys(n, s, {"policy", "tickets", "preempt_class"});
+    const std::string policy = r_.string_or(n, "policy", s + ".policy", "content");
+    if (policy == "content") c.policy = congestion::SchedulingPolicy::content;
+    else if (policy == "fair") c.policy = congestion::SchedulingPolicy::fair;
+    else if (policy == "decay") c.policy = congestion::SchedulingPolicy::decay;
+    else if (policy == "preempt") c.policy = congestion::SchedulingPolicy::preempt;
+    else r_.fail(n["policy"], s + ".policy", "expected content, fair, decay or preempt");
+    if (const YAML::Node t = n["tickets"]) {
+      r_.only_keys(t, s + ".tickets", {"html", "script", "image", "bulk"});
+      for (const auto& kv : t) {
+        const std::string name = kv.first.as<std::string>();
+        const auto cls = *content_class_from_string(name);
+        c.class_tickets[static_cast<std::size_t>(cls)] = static_cast<std::uint32_t>(
+            r_.integer_or(t, name, s + ".tickets." + name, 1, 1, 1'000'000));
+      }
+    }
+    if (n["preempt_class"]) {
+      const std::string name = r_.string(n, "preempt_class", s + ".preempt_class");
+      const auto cls = content_class_from_string(name);
+      if (!cls) r_.fail(n["preempt_class"], s + ".preempt_class", "expected html, script, image or bulk");
+      c.preempt_class = *cls;
+    }
+    return c;
+  }
+
+  void cache(const YAML::Node& n, GatewayConfig& c) {
+    if (!n) return;
+    const std::string s = "temporal_cache";
+    r_.only_keys(n, s, {"file", "lifetime_s", "capacity", "aging"});
+    c.cache_file = r_.string_or(n, "file", s + ".file", "");
+    c.cache.lifetime = ms(1000 * r_.integer_or(n, "lifetime_s", s + ".lifetime_s", 600, 0, 86'400));
+    c.cache.capacity = static_cast<std::size_t>(r_.integer_or(n, "capacity", s + ".capacity", 1024, 0, 1'000'000));
+    const std::string aging = r_.string_or(n, "aging", s + ".aging", "none");
+    if (aging == "none") c.cache.aging = congestion::CacheAging::none;
+    else if (aging == "halve_per_idle_rto") c.cache.aging = congestion::CacheAging::halve_per_idle_rto;
+    else r_.fail(n["aging"], s + ".aging", "expected none or halve_per_idle_rto");
+  }
+
+  Limits limits(const YAML::Node& n) {
+    Limits l;
+    if (!n) return l;
+    const std::string s = "limits";
+    r_.only_keys(n, s, {"connections_per_peer", "stream_buffer_bytes", "memory_bytes", "connect_timeout_ms",
+                        "drain_timeout_ms"});
+    l.connections_per_peer = static_cast<std::uint32_t>(
+        r_.integer_or(n, "connections_per_peer", s + ".connections_per_peer", l.connections_per_peer, 1, 1'000'000));
+    l.stream_buffer_bytes = static_cast<std::uint64_t>(r_.integer_or(
+        n, "stream_buffer_bytes", s + ".stream_buffer_bytes", static_cast<std::int64_t>(l.stream_buffer_bytes),
+        16 * 1024, 64 << 20));
+    l.memory_bytes = static_cast<std::uint64_t>(r_.integer_or(n, "memory_bytes", s + ".memory_bytes",
+                                                              static_cast<std::int64_t>(l.memory_bytes), 1 << 20,
+                                                              std::int64_t{1} << 40));
+    l.connect_timeout_ms = static_cast<std::uint32_t>(
+        r_.integer_or(n, "connect_timeout_ms", s + ".connect_timeout_ms", l.connect_timeout_ms, 100, 120'000));
+    l.drain_timeout_ms = static_cast<std::uint32_t>(
+        r_.integer_or(n, "drain_timeout_ms", s + ".drain_timeout_ms", l.drain_timeout_ms, 0, 600'000));
+    return l;
+  }
+
+  Reader r_;
+};
+
+}  // namespace
+
+void apply_limits(const Limits& l, tunnel::ConnectionConfig& c) {
+  c.stream_receive_window_bytes = l.stream_buffer_bytes;
+  c.stream_send_buffer_bytes = l.stream_buffer_bytes;
+  // Connection-wide windows: enough for many busy streams, bounded by memory.
+  c.connection_receive_window_bytes = std::min<std::uint64_t>(l.memory_bytes / 4, std::uint64_t{64} << 20);
+  c.connection_send_buffer_bytes = c.connection_receive_window_bytes;
+  c.max_incoming_streams = l.connections_per_peer;
+}
+
+std::variant<GatewayConfig, std::string> load_gateway_config(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return path + ": cannot read the file";
+  } catch (const YAML::Exception& e) {
+    return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+  }
+  try {
+    return Loader(path).load(root);
+  } catch (const ConfigError& e) {
+    return e.message;
+  } catch (const YAML::Exception& e) {
+    return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+  }
+}
+
+std::optional<std::string> reload_incompatibility(const GatewayConfig& current, const GatewayConfig& next) {
+  if (current.is_hub != next.is_hub) return "role changed";
+  if (current.endpoint.private_key != next.endpoint.private_key) return "private key changed";
+  if (current.tunnel_listen != next.tunnel_listen) return "listen changed";
+  if (current.endpoint.peers.size() != next.endpoint.peers.size()) return "peers added or removed";
+  for (std::size_t i = 0; i < current.endpoint.peers.size(); ++i) {
+    const auto& a = current.endpoint.peers[i];
+    const auto& b = next.endpoint.peers[i];
+    if (a.public_key != b.public_key || a.name != b.name || a.preshared_key != b.preshared_key ||
+        a.endpoint != b.endpoint) {
+      return "peer '" + a.name + "' changed";
+    }
+  }
+  if (current.interception.listen != next.interception.listen || current.interception.mode != next.interception.mode ||
+      current.interception.table != next.interception.table) {
+    return "interception listener or mode changed";
+  }
+  if (current.metrics_listen != next.metrics_listen || current.status_socket != next.status_socket) {
+    return "metrics or status address changed";
+  }
+  return std::nullopt;
+}
+
+}  // namespace egw::config

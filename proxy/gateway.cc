@@ -1,0 +1,595 @@
+#include "proxy/gateway.h"
+
+#include <sys/socket.h>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "proxy/original_destination.h"
+#include "proxy/path_cache_file.h"
+#include "proxy/tunnel_config.h"
+#include "tunnel/error_codes.h"
+
+namespace egw::proxy {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using tunnel::session::Session;
+
+namespace {
+
+constexpr std::size_t kScratchBytes = 64 * 1024;
+// The hub sniffs at most this much of a response for its Content-Type.
+constexpr std::size_t kMaxSniffBytes = 8 * 1024;
+// The branch peeks at most this much of a client's first bytes (a TLS
+// ClientHello with its SNI fits).
+constexpr std::size_t kMaxPeekBytes = 16 * 1024;
+// Clients waiting for the tunnel at most.
+constexpr std::size_t kMaxWaitingForTunnel = 4096;
+constexpr std::size_t kMaxListedStreams = 1000;
+constexpr int kCacheSaveEverySeconds = 60;
+
+std::string to_string(const tunnel::Destination& d) {
+  const std::string ip = config::ip16_to_string(config::ip16_of(d));
+  if (d.family == tunnel::Destination::Family::ipv6) return "[" + ip + "]:" + std::to_string(d.port);
+  return ip + ":" + std::to_string(d.port);
+}
+
+tcp::endpoint to_tcp_endpoint(const tunnel::Destination& d) {
+  if (d.family == tunnel::Destination::Family::ipv4) {
+    asio::ip::address_v4::bytes_type b;
+    std::copy_n(d.address.begin(), 4, b.begin());
+    return {asio::ip::address_v4(b), d.port};
+  }
+  asio::ip::address_v6::bytes_type b;
+  std::copy_n(d.address.begin(), 16, b.begin());
+  return {asio::ip::address_v6(b), d.port};
+}
+
+std::string endpoint_text(const tcp::endpoint& e) {
+  std::ostringstream s;
+  s << e;
+  return s.str();
+}
+
+}  // namespace
+
+// One configured peer: its session's stream events, its relays, its policy.
+struct Gateway::Peer final : SessionHandler {
+  Peer(Gateway& g, std::size_t i, DestinationPolicy p) : gateway(g), index(i), policy(std::move(p)) {}
+
+  Relay* by_stream(StreamId id) {
+    auto it = streams.find(id);
+    return it == streams.end() ? nullptr : it->second;
+  }
+
+  void on_stream_opened(const tunnel::StreamOpened& e, Instant) override { gateway.on_peer_stream(*this, e); }
+  void on_stream_readable(const tunnel::StreamReadable& e, Instant) override {
+    if (Relay* r = by_stream(e.id)) r->on_stream_readable();
+  }
+  void on_stream_writable(const tunnel::StreamWritable& e, Instant) override {
+    if (Relay* r = by_stream(e.id)) r->on_stream_writable();
+  }
+  void on_stream_reset(const tunnel::StreamReset& e, Instant) override {
+    if (Relay* r = by_stream(e.id)) {
+      spdlog::debug("stream {} to {} reset by {} (code {:#x})", e.id, to_string(r->destination()),
+                    session().peer().name, e.error_code);
+      r->on_stream_reset(e.error_code);
+    }
+  }
+  void on_stream_closed(const tunnel::StreamClosed& e, Instant) override {
+    if (Relay* r = by_stream(e.id)) r->on_stream_closed();
+  }
+  void on_connection_closed(const tunnel::ConnectionClosed& e, Instant) override {
+    spdlog::warn("tunnel to {} closed: {} (code {:#x}); resetting {} connections", session().peer().name, e.reason,
+                 e.error_code, streams.size());
+    std::vector<Relay*> all;
+    for (const auto& [id, r] : streams) all.push_back(r);
+    for (Relay* r : all) r->on_connection_closed();
+  }
+  void on_session_up(Session& s, Instant) override {
+    ++handshakes;
+    spdlog::info("tunnel to {} up ({})", s.peer().name, address_text(s));
+    std::deque<std::shared_ptr<Relay>> ready;
+    ready.swap(waiting_for_tunnel);
+    for (auto& r : ready) gateway.open_stream(r);
+  }
+  void on_session_down(Session& s, const std::string& reason, Instant) override {
+    spdlog::warn("tunnel to {} down: {}", s.peer().name, reason);
+    // The branch keeps trying: clients arriving meanwhile wait for it.
+    if (!gateway.config_.is_hub && !gateway.draining_) gateway.tunnel_->connect(index);
+  }
+
+  Session& session() { return gateway.tunnel_->endpoint().session(index); }
+  static std::string address_text(Session& s) {
+    std::ostringstream o;
+    o << to_udp_endpoint(s.address());
+    return o.str();
+  }
+
+  Gateway& gateway;
+  std::size_t index;
+  DestinationPolicy policy;
+  // Every relay of this peer, and the ones that have a stream, by its id.
+  std::unordered_map<Relay*, std::shared_ptr<Relay>> relays;
+  std::unordered_map<StreamId, Relay*> streams;
+  std::deque<std::shared_ptr<Relay>> waiting_for_tunnel;  // branch: first bytes seen, tunnel down
+  std::unordered_map<Relay*, std::vector<std::byte>> sniffing;  // hub: response heads so far
+  bool service_posted = false;
+  std::uint64_t handshakes = 0;
+  std::uint64_t streams_total = 0;
+  PerClass<std::uint64_t> bytes_by_class_closed{};  // of relays that ended
+};
+
+Gateway::Gateway(asio::io_context& io, config::GatewayConfig config)
+    : io_(io),
+      config_(std::move(config)),
+      started_(std::chrono::steady_clock::now()),
+      cache_(config_.cache),
+      classifier_(std::make_unique<Classifier>(config_.reloadable.classify)),
+      scratch_(kScratchBytes),
+      tick_(io) {
+  if (!config_.cache_file.empty()) {
+    const auto loaded = load_path_cache(config_.cache_file, cache_, Instant{}, std::chrono::system_clock::now());
+    if (loaded.warning) spdlog::warn("temporal cache {}: {}", config_.cache_file, *loaded.warning);
+    else spdlog::info("temporal cache {}: {} entries loaded", config_.cache_file, loaded.entries);
+  }
+  if (config_.is_hub) own_addresses_ = local_interface_addresses();
+}
+
+Gateway::~Gateway() = default;
+
+Instant Gateway::now() const {
+  if (tunnel_) return tunnel_->now();
+  return Instant(std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - started_));
+}
+
+void Gateway::start() {
+  asio::ip::udp::endpoint local;
+  if (!config_.tunnel_listen.empty()) {
+    auto e = parse_udp_endpoint(config_.tunnel_listen);
+    if (auto* err = std::get_if<std::string>(&e)) throw std::runtime_error("listen: " + *err);
+    local = std::get<asio::ip::udp::endpoint>(e);
+  } else {
+    const bool v4 = config_.endpoint.peers.front().endpoint->is_v4();
+    local = asio::ip::udp::endpoint(v4 ? asio::ip::udp::v4() : asio::ip::udp::v6(), 0);
+  }
+  try {
+    tunnel_ = std::make_unique<TunnelSocket>(io_, config_.endpoint, local, &cache_);
+  } catch (const boost::system::system_error& e) {
+    throw std::runtime_error("cannot bind the tunnel to UDP " + config_.tunnel_listen + ": " + e.code().message());
+  }
+  for (std::size_t i = 0; i < config_.endpoint.peers.size(); ++i) {
+    peers_.push_back(std::make_unique<Peer>(
+        *this, i, DestinationPolicy(config_.reloadable.peers[i].allow, own_addresses_)));
+    tunnel_->set_handler(i, peers_.back().get());
+  }
+  if (!config_.is_hub) {
+    auto e = parse_udp_endpoint(config_.interception.listen);  // same syntax as a UDP address
+    if (auto* err = std::get_if<std::string>(&e)) throw std::runtime_error("interception.listen: " + *err);
+    const auto u = std::get<asio::ip::udp::endpoint>(e);
+    const tcp::endpoint at(u.address(), u.port());
+    try {
+      acceptor_ = std::make_unique<tcp::acceptor>(io_);
+      acceptor_->open(at.protocol());
+      acceptor_->set_option(tcp::acceptor::reuse_address(true));
+      if (at.address().is_v6()) acceptor_->set_option(asio::ip::v6_only(false));
+      acceptor_->bind(at);
+      acceptor_->listen(asio::socket_base::max_listen_connections);
+    } catch (const boost::system::system_error& err) {
+      throw std::runtime_error("cannot listen on TCP " + config_.interception.listen + ": " + err.code().message());
+    }
+    accept_next();
+  }
+  tunnel_->start();
+  spdlog::info("{} gateway started: tunnel on UDP {}{}", config_.is_hub ? "hub" : "branch",
+               [&] { std::ostringstream o; o << tunnel_->local_endpoint(); return o.str(); }(),
+               acceptor_ ? ", clients on TCP " + endpoint_text(acceptor_->local_endpoint()) : "");
+  every_second();
+}
+
+tcp::endpoint Gateway::listener_endpoint() const { return acceptor_ ? acceptor_->local_endpoint() : tcp::endpoint{}; }
+asio::ip::udp::endpoint Gateway::tunnel_endpoint() const { return tunnel_->local_endpoint(); }
+
+tunnel::Connection* Gateway::connection(std::size_t session) {
+  tunnel::Connection* c = tunnel_->endpoint().session(session).connection();
+  return c && !c->is_closed() ? c : nullptr;
+}
+
+void Gateway::service_soon(std::size_t session) {
+  Peer& p = *peers_[session];
+  if (p.service_posted) return;
+  p.service_posted = true;
+  asio::post(io_, [this, session] {
+    peers_[session]->service_posted = false;
+    tunnel_->service(session);
+  });
+}
+
+void Gateway::relay_finished(Relay& relay) {
+  Peer& p = *peers_[relay.session()];
+  auto it = p.relays.find(&relay);
+  if (it == p.relays.end()) return;
+  // Keep it alive until this call stack unwinds: the relay is still running.
+  asio::post(io_, [keep = std::move(it->second)] {});
+  p.relays.erase(it);
+  if (auto s = p.streams.find(relay.stream_id()); s != p.streams.end() && s->second == &relay) {
+    p.streams.erase(s);
+  }
+  p.sniffing.erase(&relay);
+  const auto cls = static_cast<std::size_t>(relay.content_class());
+  p.bytes_by_class_closed[cls] += relay.counters().bytes_to_server + relay.counters().bytes_to_client;
+  if (draining_ && drained_) drain_tick();
+}
+
+// ------------------------------------------------------------ admission
+
+std::uint64_t Gateway::memory_in_use() const {
+  std::uint64_t bytes = 0;
+  for (const auto& p : peers_) {
+    if (const tunnel::Connection* c = tunnel_->endpoint().session(p->index).connection()) {
+      bytes += c->stats().send_buffered_bytes;
+    }
+    for (const auto& [r, relay] : p->relays) bytes += relay->pending_bytes();
+    for (const auto& [r, head] : p->sniffing) bytes += head.capacity();
+  }
+  return bytes;
+}
+
+std::string Gateway::admission_refusal(const Peer& peer) const {
+  const config::Limits& l = config_.reloadable.limits;
+  if (draining_) return "draining";
+  if (peer.relays.size() >= l.connections_per_peer) return "limit_connections";
+  if (memory_in_use() >= l.memory_bytes) return "limit_memory";
+  return "";
+}
+
+void Gateway::refuse(const std::string& reason) { ++counters_.refused[reason]; }
+
+// ------------------------------------------------------------ branch
+
+void Gateway::accept_next() {
+  acceptor_->async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_ || !acceptor_->is_open()) return;
+    if (!ec) on_accepted(std::move(socket));
+    else spdlog::warn("accept: {}", ec.message());  // EMFILE and friends: keep serving the others
+    accept_next();
+  });
+}
+
+void Gateway::on_accepted(tcp::socket socket) {
+  Peer& peer = *peers_.front();  // a branch has one hub
+  boost::system::error_code ec;
+  const auto client = socket.remote_endpoint(ec);
+  auto rst = [&](const std::string& reason) {
+    refuse(reason);
+    spdlog::info("refused client {}: {}", endpoint_text(client), reason);
+    socket.set_option(asio::socket_base::linger(true, 0), ec);
+    socket.close(ec);
+  };
+  if (const std::string why = admission_refusal(peer); !why.empty()) return rst(why);
+  std::string error;
+  const auto destination = original_destination(socket.native_handle(), &error);
+  if (!destination) return rst("no_original_destination");
+  if (is_listener_itself(*destination, acceptor_->native_handle())) return rst("loop");
+  ++counters_.accepted;
+  auto relay = std::make_shared<Relay>(*this, std::move(socket), peer.index, Relay::Side::branch, *destination, now());
+  peer.relays.emplace(relay.get(), relay);
+  await_first_bytes(relay);
+}
+
+// Up to first_bytes_wait_ms for the client's first bytes, so they leave with
+// the STREAM_OPEN and classify it; server-first protocols wait that long once.
+void Gateway::await_first_bytes(const std::shared_ptr<Relay>& relay) {
+  const auto wait = std::chrono::milliseconds(config_.interception.first_bytes_wait_ms);
+  if (wait.count() == 0) return open_stream(relay);
+  auto timer = std::make_shared<asio::steady_timer>(io_, wait);
+  auto opened = std::make_shared<bool>(false);
+  relay->socket().async_wait(tcp::socket::wait_read, [this, relay, timer, opened](const boost::system::error_code&) {
+    if (*opened) return;
+    *opened = true;
+    timer->cancel();
+    open_stream(relay);
+  });
+  timer->async_wait([this, relay, opened](const boost::system::error_code& ec) {
+    if (ec || *opened) return;
+    *opened = true;
+    boost::system::error_code ignored;
+    relay->socket().cancel(ignored);
+    open_stream(relay);
+  });
+}
+
+void Gateway::open_stream(const std::shared_ptr<Relay>& relay) {
+  if (relay->finished()) return;
+  Peer& peer = *peers_[relay->session()];
+  tunnel::Connection* c = connection(peer.index);
+  if (!c) {  // the tunnel is down: wait for it (bounded), see every_second()
+    if (peer.waiting_for_tunnel.size() >= kMaxWaitingForTunnel) {
+      refuse("tunnel_down");
+      return relay->abort(tunnel::kErrorGatewayLimit);
+    }
+    peer.waiting_for_tunnel.push_back(relay);
+    tunnel_->connect(peer.index);
+    return;
+  }
+  const std::span<std::byte> peek = scratch().first(kMaxPeekBytes);
+  const ssize_t n = ::recv(relay->socket().native_handle(), peek.data(), peek.size(), MSG_PEEK | MSG_DONTWAIT);
+  const auto first = peek.first(n > 0 ? static_cast<std::size_t>(n) : 0);
+  const Classifier::Decision d = classifier_->classify_open(relay->destination(), first);
+  const auto id = c->open_stream(relay->destination(), d.cls, now());
+  if (!id) {
+    refuse("tunnel_down");
+    return relay->abort(tunnel::kErrorGatewayLimit);
+  }
+  ++peer.streams_total;
+  peer.streams.emplace(*id, relay.get());
+  spdlog::debug("stream {}: {} -> {} ({})", *id, endpoint_text(relay->socket().remote_endpoint()),
+                to_string(relay->destination()), egw::to_string(d.cls));
+  relay->start(*id, d.cls);  // reads the first bytes into the stream: one packet with the open
+  service_soon(peer.index);
+}
+
+// ------------------------------------------------------------ hub
+
+void Gateway::on_peer_stream(Peer& peer, const tunnel::StreamOpened& opened) {
+  tunnel::Connection* c = connection(peer.index);
+  if (!c) return;
+  ++peer.streams_total;
+  const auto reset = [&](std::uint64_t code) {
+    c->stream_reset(opened.id, code, now());
+    service_soon(peer.index);
+  };
+  if (!config_.is_hub) {  // a hub never opens streams towards a branch
+    spdlog::warn("peer {} opened stream {}: refused (a branch accepts none)", peer.session().peer().name, opened.id);
+    return reset(tunnel::kErrorDestinationRefused);
+  }
+  const Refusal refusal = peer.policy.check(opened.destination);
+  if (refusal != Refusal::none) {
+    ++counters_.destinations_refused[std::string(to_string(refusal))];
+    spdlog::info("refused {} -> {}: {}", peer.session().peer().name, to_string(opened.destination), to_string(refusal));
+    return reset(tunnel::kErrorDestinationRefused);
+  }
+  if (const std::string why = admission_refusal(peer); !why.empty()) {
+    refuse(why);
+    spdlog::info("refused {} -> {}: {}", peer.session().peer().name, to_string(opened.destination), why);
+    return reset(tunnel::kErrorGatewayLimit);
+  }
+  connect_to_server(peer, opened.id, opened);
+}
+
+void Gateway::connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpened& opened) {
+  auto relay = std::make_shared<Relay>(*this, tcp::socket(io_), peer.index, Relay::Side::hub, opened.destination, now());
+  relay->set_content_class(opened.content_class);
+  relay->assign_stream(id);
+  peer.relays.emplace(relay.get(), relay);
+  peer.streams.emplace(id, relay.get());
+  auto timer = std::make_shared<asio::steady_timer>(
+      io_, std::chrono::milliseconds(config_.reloadable.limits.connect_timeout_ms));
+  auto timed_out = std::make_shared<bool>(false);
+  timer->async_wait([relay, timed_out](const boost::system::error_code& ec) {
+    if (ec) return;
+    *timed_out = true;
+    boost::system::error_code ignored;
+    relay->socket().cancel(ignored);
+  });
+  const ContentClass hinted = opened.content_class;
+  relay->socket().async_connect(
+      to_tcp_endpoint(opened.destination),
+      [this, relay, timer, timed_out, hinted](const boost::system::error_code& ec) {
+        timer->cancel();
+        if (relay->finished()) return;  // the branch reset the stream meanwhile
+        Peer& p = *peers_[relay->session()];
+        if (ec) {
+          const bool timeout = *timed_out;
+          refuse(timeout ? "connect_timeout" : "connect_failed");
+          spdlog::info("connect to {} for {}: {}", to_string(relay->destination()), p.session().peer().name,
+                       timeout ? "timed out" : ec.message());
+          return relay->abort(timeout ? tunnel::kErrorConnectTimeout : tunnel::kErrorConnectFailed);
+        }
+        // The hub's own destination rules win; otherwise the branch's hint,
+        // corrected by the response's Content-Type.
+        const Classifier::Decision d = classifier_->classify_open(relay->destination(), {});
+        const ContentClass cls = d.from_destination ? d.cls : hinted;
+        if (!d.from_destination) {
+          relay->sniffing_response = true;
+          p.sniffing[relay.get()];
+        }
+        if (tunnel::Connection* c = connection(p.index); c && d.from_destination) {
+          c->set_stream_class(relay->stream_id(), cls, now());
+        }
+        relay->start(relay->stream_id(), cls);
+        service_soon(p.index);
+      });
+}
+
+void Gateway::on_response_bytes(Relay& relay, std::span<const std::byte> bytes) {
+  Peer& p = *peers_[relay.session()];
+  auto it = p.sniffing.find(&relay);
+  if (it == p.sniffing.end()) {
+    relay.sniffing_response = false;
+    return;
+  }
+  std::vector<std::byte>& head = it->second;
+  head.insert(head.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(
+                                                            std::min(bytes.size(), kMaxSniffBytes - head.size())));
+  const Classifier::ResponseDecision d = classifier_->classify_response(head);
+  if (d.verdict == Classifier::ResponseVerdict::need_more && head.size() < kMaxSniffBytes) return;
+  if (d.verdict == Classifier::ResponseVerdict::matched && d.cls != relay.content_class()) {
+    if (tunnel::Connection* c = connection(p.index)) {
+      c->set_stream_class(relay.stream_id(), d.cls, now());
+      spdlog::debug("stream {} to {} is {} (Content-Type)", relay.stream_id(), to_string(relay.destination()),
+                    egw::to_string(d.cls));
+    }
+    relay.set_content_class(d.cls);
+  }
+  relay.sniffing_response = false;
+  p.sniffing.erase(it);
+}
+
+// ------------------------------------------------------------ operation
+
+void Gateway::every_second() {
+  const Instant t = now();
+  const auto wait = std::chrono::milliseconds(config_.reloadable.limits.connect_timeout_ms);
+  for (auto& p : peers_) {  // clients that waited too long for the tunnel
+    while (!p->waiting_for_tunnel.empty() && t - p->waiting_for_tunnel.front()->created() > wait) {
+      refuse("tunnel_down");
+      p->waiting_for_tunnel.front()->abort(tunnel::kErrorGatewayLimit);
+      p->waiting_for_tunnel.pop_front();
+    }
+  }
+  static int seconds = 0;
+  if (++seconds % kCacheSaveEverySeconds == 0) {
+    if (auto err = save_cache()) spdlog::warn("temporal cache {}: {}", config_.cache_file, *err);
+  }
+  if (on_tick_) on_tick_();
+  if (draining_) drain_tick();
+  tick_.expires_after(std::chrono::seconds(1));
+  tick_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) every_second();
+  });
+}
+
+std::optional<std::string> Gateway::save_cache() {
+  if (config_.cache_file.empty()) return std::nullopt;
+  return save_path_cache(config_.cache_file, cache_, now(), std::chrono::system_clock::now());
+}
+
+void Gateway::reload(const config::GatewayConfig& next) {
+  if (auto why = config::reload_incompatibility(config_, next)) {
+    spdlog::warn("reload {}: {} needs a restart; applying priorities, classes, allow lists and limits only",
+                 next.path, *why);
+  }
+  config_.reloadable = next.reloadable;
+  classifier_ = std::make_unique<Classifier>(config_.reloadable.classify);
+  for (auto& p : peers_) {
+    p->policy = DestinationPolicy(config_.reloadable.peers[p->index].allow, own_addresses_);
+    p->session().set_scheduler_config(config_.reloadable.scheduler);
+  }
+  spdlog::set_level(spdlog::level::from_str(config_.reloadable.log_level));
+  ++counters_.reloads;
+  spdlog::info("reloaded {}", next.path);
+}
+
+void Gateway::count_reload_failure() { ++counters_.reload_failures; }
+
+void Gateway::drain(std::function<void()> done) {
+  draining_ = true;
+  drained_ = std::move(done);
+  drain_deadline_ = now() + ms(config_.reloadable.limits.drain_timeout_ms);
+  if (acceptor_) {
+    boost::system::error_code ec;
+    acceptor_->close(ec);
+  }
+  std::size_t open = 0;
+  for (auto& p : peers_) open += p->relays.size();
+  spdlog::info("draining: {} connections open, up to {} ms", open, config_.reloadable.limits.drain_timeout_ms);
+  drain_tick();
+}
+
+void Gateway::drain_tick() {
+  if (!drained_) return;
+  std::size_t open = 0;
+  for (auto& p : peers_) open += p->relays.size();
+  if (open > 0 && now() < *drain_deadline_) return;
+  if (open > 0) {
+    spdlog::warn("drain timeout: resetting {} connections", open);
+    for (auto& p : peers_) {
+      std::vector<std::shared_ptr<Relay>> all;
+      for (auto& [r, relay] : p->relays) all.push_back(relay);
+      for (auto& relay : all) relay->abort(tunnel::kErrorGatewayShutdown);
+    }
+  }
+  auto done = std::move(drained_);
+  drained_ = nullptr;
+  // Let the last resets and FINs leave before the owner stops the loop.
+  auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(200));
+  timer->async_wait([timer, done](const boost::system::error_code&) { done(); });
+}
+
+// ------------------------------------------------------------ reporting
+
+GatewaySnapshot Gateway::snapshot() const {
+  GatewaySnapshot s;
+  s.role = config_.is_hub ? "hub" : "branch";
+  s.uptime_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  s.connections_accepted = counters_.accepted;
+  s.connections_refused = counters_.refused;
+  s.destinations_refused = counters_.destinations_refused;
+  s.config_reloads = counters_.reloads;
+  s.config_reload_failures = counters_.reload_failures;
+  s.memory_limit_bytes = config_.reloadable.limits.memory_bytes;
+  s.memory_in_use_bytes = tunnel_ ? memory_in_use() : 0;
+  s.cache_entries = cache_.size();
+  if (!tunnel_) return s;
+  const Instant t = now();
+  const auto& es = tunnel_->endpoint().stats();
+  s.datagrams_dropped = {{"malformed", es.dropped_malformed},         {"bad_mac1", es.dropped_bad_mac1},
+                         {"unknown_index", es.dropped_unknown_index}, {"unknown_peer", es.dropped_unknown_peer},
+                         {"handshake", es.dropped_handshake},         {"rate_limited", es.dropped_rate_limited},
+                         {"truncated", tunnel_->stats().dropped_truncated}};
+  for (const auto& p : peers_) {
+    Session& session = tunnel_->endpoint().session(p->index);
+    EnsembleSnapshot e;
+    e.peer = session.peer().name;
+    e.key = session.peer().name;
+    e.peer_address = Peer::address_text(session);
+    e.handshakes = session.stats().handshakes_completed + session.stats().rekeys;
+    e.streams_total = p->streams_total;
+    e.bytes_by_class = p->bytes_by_class_closed;
+    if (const tunnel::Connection* c = session.connection()) {
+      const tunnel::ConnectionStats cs = c->stats();
+      e.up = !c->is_closed();
+      e.cwnd_bytes = cs.ensemble.cwnd_bytes;
+      e.ssthresh_bytes = cs.ensemble.ssthresh_bytes;
+      e.bytes_in_flight = cs.ensemble.bytes_in_flight;
+      e.srtt_seconds = std::chrono::duration<double>(cs.ensemble.srtt).count();
+      e.min_rtt_seconds = std::chrono::duration<double>(cs.ensemble.min_rtt).count();
+      e.packets_sent = cs.datagrams_sent;
+      e.packets_lost = cs.ensemble.packets_lost;
+      e.loss_rounds = cs.ensemble.loss_rounds;
+      e.stream_bytes_retransmitted = cs.stream_bytes_retransmitted;
+      e.ensembles_started = cs.ensembles_started;
+      e.ensembles_resumed = cs.ensembles_resumed;
+      s.cache_hits += cs.ensembles_resumed;
+      s.cache_misses += cs.ensembles_started - cs.ensembles_resumed;
+      s.datagrams_dropped["forged"] += cs.datagrams_forged;
+      s.datagrams_dropped["duplicate"] += cs.datagrams_duplicate;
+      s.datagrams_dropped["malformed"] += cs.datagrams_malformed;
+    }
+    for (const auto& [r, relay] : p->relays) {
+      ContentClass cls = relay->content_class();
+      if (const tunnel::Connection* c = session.connection(); c && relay->has_stream()) {
+        cls = c->stream_class(relay->stream_id()).value_or(cls);
+      }
+      const auto k = static_cast<std::size_t>(cls);
+      ++e.streams_by_class[k];
+      e.bytes_by_class[k] += relay->counters().bytes_to_server + relay->counters().bytes_to_client;
+      ++s.connections_open;
+      if (s.streams.size() >= kMaxListedStreams) {
+        ++s.streams_omitted;
+        continue;
+      }
+      StreamSnapshot st;
+      st.stream_id = relay->stream_id();
+      boost::system::error_code ec;
+      st.client = relay->side() == Relay::Side::branch ? endpoint_text(relay->socket().remote_endpoint(ec))
+                                                       : session.peer().name;
+      st.destination = to_string(relay->destination());
+      st.content_class = cls;
+      st.state = relay->state();
+      st.bytes_to_server = relay->counters().bytes_to_server;
+      st.bytes_to_client = relay->counters().bytes_to_client;
+      st.age_seconds = std::chrono::duration<double>(t - relay->created()).count();
+      s.streams.push_back(std::move(st));
+    }
+    s.ensembles.push_back(std::move(e));
+  }
+  return s;
+}
+
+}  // namespace egw::proxy

@@ -1,0 +1,237 @@
+#include "proxy/relay.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "tunnel/error_codes.h"
+
+namespace egw::proxy {
+
+namespace asio = boost::asio;
+
+namespace {
+// Socket bytes moved per readiness wakeup before other relays get a turn.
+constexpr std::size_t kMaxBytesPerWakeup = 256 * 1024;
+}  // namespace
+
+Relay::Relay(RelayOwner& owner, asio::ip::tcp::socket socket, std::size_t session, Side side,
+             tunnel::Destination destination, Instant created)
+    : owner_(owner),
+      socket_(std::move(socket)),
+      session_(session),
+      side_(side),
+      destination_(destination),
+      created_(created) {}
+
+Relay::~Relay() = default;
+
+const char* Relay::state() const {
+  if (!stream_started_) return "connecting";
+  if (!socket_read_open_ && stream_fin_read_) return "closing";
+  if (!socket_read_open_ || stream_fin_read_) return "half-closed";
+  return "open";
+}
+
+void Relay::start(StreamId id, ContentClass cls) {
+  id_ = id;
+  class_ = cls;
+  stream_assigned_ = true;
+  stream_started_ = true;
+  boost::system::error_code ec;
+  socket_.non_blocking(true, ec);
+  // Bytes are relayed as they come; Nagle would hold a small tail for an ACK.
+  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  pump_socket_to_stream();
+  if (!finished_) pump_stream_to_socket();
+}
+
+void Relay::on_stream_readable() {
+  if (finished_ || !stream_started_ || waiting_writable_) return;
+  pump_stream_to_socket();
+}
+
+void Relay::on_stream_writable() {
+  if (finished_ || !blocked_on_stream_) return;
+  blocked_on_stream_ = false;
+  pump_socket_to_stream();
+}
+
+void Relay::on_stream_reset(std::uint64_t) {
+  if (finished_) return;
+  stream_done_ = true;  // the peer reset: nothing to send back on the stream
+  reset_socket();
+  finish();
+}
+
+void Relay::on_stream_closed() {
+  if (finished_) return;
+  stream_done_ = true;
+  maybe_finish();
+}
+
+void Relay::on_connection_closed() {
+  if (finished_) return;
+  stream_done_ = true;
+  reset_socket();
+  finish();
+}
+
+void Relay::abort(std::uint64_t error_code) {
+  if (finished_) return;
+  if (stream_assigned_ && !stream_done_) {
+    if (tunnel::Connection* c = owner_.connection(session_)) {
+      c->stream_reset(id_, error_code, owner_.now());
+      owner_.service_soon(session_);
+    }
+  }
+  stream_done_ = true;
+  reset_socket();
+  finish();
+}
+
+// TCP -> stream: no more than the stream takes now, through the scratch.
+void Relay::pump_socket_to_stream() {
+  tunnel::Connection* c = owner_.connection(session_);
+  if (!c) return on_connection_closed();
+  const std::span<std::byte> scratch = owner_.scratch();
+  std::size_t moved = 0;
+  while (socket_read_open_ && !finished_) {
+    if (moved >= kMaxBytesPerWakeup) {  // fairness: come back through the reactor
+      wait_readable();
+      break;
+    }
+    const std::size_t room = c->stream_writable_bytes(id_);
+    if (room == 0) {
+      blocked_on_stream_ = true;  // StreamWritable resumes
+      break;
+    }
+    const std::size_t want = std::min(room, scratch.size());
+    const ssize_t n = ::recv(socket_.native_handle(), scratch.data(), want, MSG_DONTWAIT);
+    if (n > 0) {
+      const auto bytes = scratch.first(static_cast<std::size_t>(n));
+      c->stream_write(id_, bytes, owner_.now());
+      counters_.bytes_to_server += side_ == Side::branch ? bytes.size() : 0;
+      counters_.bytes_to_client += side_ == Side::hub ? bytes.size() : 0;
+      if (sniffing_response) owner_.on_response_bytes(*this, bytes);
+      moved += bytes.size();
+      continue;
+    }
+    if (n == 0) {  // EOF: the TCP side finished sending
+      socket_read_open_ = false;
+      c->stream_finish(id_, owner_.now());
+      break;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      wait_readable();
+      break;
+    }
+    owner_.service_soon(session_);
+    return abort(tunnel::kErrorTcpReset);  // ECONNRESET and friends
+  }
+  if (moved > 0 || !socket_read_open_) owner_.service_soon(session_);
+  maybe_finish();
+}
+
+// Stream -> TCP: read the stream only while the socket takes everything.
+void Relay::pump_stream_to_socket() {
+  if (!flush_pending()) return;
+  tunnel::Connection* c = owner_.connection(session_);
+  if (!c) return on_connection_closed();
+  const std::span<std::byte> scratch = owner_.scratch();
+  bool read_any = false;
+  while (!stream_fin_read_ && !stream_done_) {
+    bool fin = false;
+    const std::size_t n = c->stream_read(id_, scratch, &fin, owner_.now());
+    read_any = read_any || n > 0 || fin;
+    if (fin) stream_fin_read_ = true;
+    if (n > 0) {
+      counters_.bytes_to_client += side_ == Side::branch ? n : 0;
+      counters_.bytes_to_server += side_ == Side::hub ? n : 0;
+      pending_.assign(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(n));
+      pending_at_ = 0;
+      if (!flush_pending()) break;
+    }
+    if (n == 0 || fin) break;
+  }
+  if (read_any) owner_.service_soon(session_);  // credit (MAX_STREAM_DATA) may be due
+  if (finished_) return;
+  if (stream_fin_read_ && pending_bytes() == 0 && !socket_write_shut_) {
+    boost::system::error_code ec;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    socket_write_shut_ = true;
+  }
+  maybe_finish();
+}
+
+bool Relay::flush_pending() {
+  while (pending_bytes() > 0) {
+    const ssize_t n = ::send(socket_.native_handle(), pending_.data() + pending_at_, pending_bytes(),
+                             MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      pending_at_ += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      wait_writable();
+      return false;
+    }
+    abort(tunnel::kErrorTcpReset);  // EPIPE, ECONNRESET: the TCP side is gone
+    return false;
+  }
+  // Drained: give the memory back (a relay that went quiet holds nothing).
+  std::vector<std::byte>().swap(pending_);
+  pending_at_ = 0;
+  return true;
+}
+
+void Relay::wait_readable() {
+  if (waiting_readable_ || finished_) return;
+  waiting_readable_ = true;
+  socket_.async_wait(asio::ip::tcp::socket::wait_read,
+                     [self = shared_from_this()](const boost::system::error_code& ec) {
+                       self->waiting_readable_ = false;
+                       if (ec || self->finished_) return;
+                       self->pump_socket_to_stream();
+                     });
+}
+
+void Relay::wait_writable() {
+  if (waiting_writable_ || finished_) return;
+  waiting_writable_ = true;
+  socket_.async_wait(asio::ip::tcp::socket::wait_write,
+                     [self = shared_from_this()](const boost::system::error_code& ec) {
+                       self->waiting_writable_ = false;
+                       if (ec || self->finished_) return;
+                       self->pump_stream_to_socket();
+                     });
+}
+
+void Relay::maybe_finish() {
+  if (finished_ || !stream_done_) return;
+  if (!socket_read_open_ && socket_write_shut_ && pending_bytes() == 0) {
+    boost::system::error_code ec;
+    socket_.close(ec);
+    finish();
+  }
+}
+
+void Relay::reset_socket() {
+  boost::system::error_code ec;
+  if (!socket_.is_open()) return;
+  socket_.set_option(asio::socket_base::linger(true, 0), ec);  // close() sends RST
+  socket_.close(ec);
+}
+
+void Relay::finish() {
+  if (finished_) return;
+  finished_ = true;
+  std::vector<std::byte>().swap(pending_);
+  pending_at_ = 0;
+  owner_.relay_finished(*this);
+}
+
+}  // namespace egw::proxy

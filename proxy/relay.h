@@ -1,0 +1,147 @@
+// Relay: one proxied TCP connection joined to one tunnel stream, both ways,
+// on the gateway's single I/O thread. The branch's relay holds the client's
+// socket, the hub's the server's; the code is the same.
+//
+// No buffer of its own in steady state. TCP -> stream reads from the socket
+// only as much as the stream takes now (Connection::stream_writable_bytes),
+// into the gateway's shared scratch buffer, and writes it into the stream:
+// a full stream stops reading the socket, so the kernel's receive window
+// pushes back on the sender. Stream -> TCP reads the stream into the scratch
+// and send()s it; only what the socket does not take is kept (`pending_`)
+// until it is writable, and the stream is not read meanwhile, so its
+// receive window pushes back on the far side through the tunnel. An idle
+// relay holds a socket, a few flags and one pending readiness wait.
+//
+// Endings. EOF from the socket finishes the stream (FIN); the stream's FIN
+// shuts the socket's write side once everything before it was sent: half-close
+// works both ways. A socket error or RST resets the stream; a stream reset
+// (or the tunnel connection ending) resets the socket (SO_LINGER 0), so a
+// client never mistakes a truncated transfer for a complete one. The relay is
+// done when the stream closed and both directions finished, or after a reset.
+//
+// Lifetime: owned by the gateway's table (shared_ptr); every pending Asio
+// operation holds a shared_ptr too, so a finished relay is freed when its
+// last wait completes (with operation_aborted after close()).
+#pragma once
+
+#include <utility>  // before Boost 1.74 asio (see tunnel_socket.h)
+#include <boost/asio.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/content_class.h"
+#include "common/units.h"
+#include "tunnel/connection.h"
+
+namespace egw::proxy {
+
+class Relay;
+
+// What a relay needs from the gateway that owns it.
+class RelayOwner {
+ public:
+  virtual ~RelayOwner() = default;
+  // The session's live connection, or null (it went down).
+  virtual tunnel::Connection* connection(std::size_t session) = 0;
+  // The connection has something to send: drive it soon (coalesced).
+  virtual void service_soon(std::size_t session) = 0;
+  // The shared scratch buffer (one I/O thread, so one buffer).
+  virtual std::span<std::byte> scratch() = 0;
+  virtual Instant now() const = 0;
+  // The relay ended (normally or by a reset): take it out of the tables.
+  virtual void relay_finished(Relay& relay) = 0;
+  // Hub: the server's first bytes, for classification by Content-Type.
+  virtual void on_response_bytes(Relay& relay, std::span<const std::byte> bytes) = 0;
+};
+
+struct RelayCounters {
+  std::uint64_t bytes_to_server = 0;  // client -> server, whichever side we are
+  std::uint64_t bytes_to_client = 0;
+};
+
+class Relay : public std::enable_shared_from_this<Relay> {
+ public:
+  enum class Side { branch, hub };
+  Relay(RelayOwner& owner, boost::asio::ip::tcp::socket socket, std::size_t session, Side side,
+        tunnel::Destination destination, Instant created);
+  ~Relay();
+  Relay(const Relay&) = delete;
+  Relay& operator=(const Relay&) = delete;
+
+  // Hub: the stream exists while the socket still connects (abort resets it).
+  void assign_stream(StreamId id) {
+    id_ = id;
+    stream_assigned_ = true;
+  }
+  // The stream exists and the socket is connected: start both directions.
+  void start(StreamId id, ContentClass cls);
+
+  // Stream events from the tunnel (by the gateway's dispatch).
+  void on_stream_readable();
+  void on_stream_writable();
+  void on_stream_reset(std::uint64_t error_code);
+  void on_stream_closed();
+  // The tunnel connection ended: every stream is gone.
+  void on_connection_closed();
+  // Ends the relay at once: resets the stream (if any) with `error_code` and
+  // the socket with an RST.
+  void abort(std::uint64_t error_code);
+
+  boost::asio::ip::tcp::socket& socket() { return socket_; }
+  std::size_t session() const { return session_; }
+  Side side() const { return side_; }
+  bool has_stream() const { return stream_started_; }
+  StreamId stream_id() const { return id_; }
+  const tunnel::Destination& destination() const { return destination_; }
+  ContentClass content_class() const { return class_; }
+  void set_content_class(ContentClass cls) { class_ = cls; }
+  const RelayCounters& counters() const { return counters_; }
+  Instant created() const { return created_; }
+  bool finished() const { return finished_; }
+  // For status: "open", "half-closed", "closing".
+  const char* state() const;
+  // Bytes the relay holds itself (not yet accepted by the socket).
+  std::size_t pending_bytes() const { return pending_.size() - pending_at_; }
+  // Hub: keep passing the server's first bytes to the owner for
+  // classification until this is cleared.
+  bool sniffing_response = false;
+
+ private:
+  void pump_socket_to_stream();
+  void pump_stream_to_socket();
+  bool flush_pending();  // true when nothing is left pending
+  void wait_readable();
+  void wait_writable();
+  void maybe_finish();
+  void reset_socket();
+  void finish();
+
+  RelayOwner& owner_;
+  boost::asio::ip::tcp::socket socket_;
+  std::size_t session_;
+  Side side_;
+  tunnel::Destination destination_;
+  Instant created_;
+  StreamId id_ = 0;
+  ContentClass class_ = ContentClass::bulk;
+  RelayCounters counters_;
+
+  std::vector<std::byte> pending_;  // stream bytes the socket did not take yet
+  std::size_t pending_at_ = 0;
+  bool stream_assigned_ = false;  // the stream exists (it may not be started yet)
+  bool stream_started_ = false;
+  bool socket_read_open_ = true;    // no EOF or error from the socket yet
+  bool waiting_readable_ = false;
+  bool waiting_writable_ = false;
+  bool blocked_on_stream_ = false;  // the stream had no room: StreamWritable resumes
+  bool stream_fin_read_ = false;    // the peer's FIN came out of the stream
+  bool socket_write_shut_ = false;
+  bool stream_done_ = false;        // closed or reset: the stream is gone
+  bool finished_ = false;
+};
+
+}  // namespace egw::proxy
