@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdio>
 
@@ -28,9 +30,24 @@ int print_status(const std::string& socket_path) {
   return 1;
 }
 
+// One descriptor per proxied connection: the soft limit (often 1,024) would
+// cap the gateway long before its own limits do.
+void raise_descriptor_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 65536) {
+    spdlog::warn("descriptor limit {}: at most ~{} connections (raise LimitNOFILE / ulimit -n)", r.rlim_cur,
+                 r.rlim_cur - 64);
+  }
+}
+
 int run_gateway(const config::GatewayConfig& initial) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   spdlog::set_level(spdlog::level::from_str(initial.reloadable.log_level));
+  raise_descriptor_limit();
   asio::io_context io(1);
   Gateway gateway(io, initial);
   try {
