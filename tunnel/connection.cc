@@ -531,6 +531,7 @@ Stream& Connection::Impl::create_stream(StreamId id, bool local, Instant now) {
     mark_control(s);
   }
   ensemble->add_member(id, s.content_class, now);
+  count_busy_period();
   return s;
 }
 
@@ -620,12 +621,23 @@ void Connection::Impl::ensure_ensemble(Instant now) {
   std::optional<congestion::PathState> resume;
   if (cache) resume = cache->lookup(config.cache_key, now);
   ensemble = std::make_unique<congestion::Ensemble>(config.ensemble, now, resume);
-  ++stats.ensembles_started;
-  if (resume) ++stats.ensembles_resumed;
+  ensemble_resumed = resume.has_value();
+  ensemble_carried_streams = false;
   for (const auto& [id, s] : streams) {
     ensemble->add_member(id, s.content_class, now);
     if (s.backlogged) ensemble->set_backlogged(id, true, now);
   }
+  if (!streams.empty()) count_busy_period();
+}
+
+// An ensemble started only for control frames (a keep-alive PING, a RESET,
+// MAX_STREAMS) is no busy period: it is not counted, and what it saw is not
+// taught to the cache (a PING says nothing about the window the path takes).
+void Connection::Impl::count_busy_period() {
+  if (ensemble_carried_streams) return;
+  ensemble_carried_streams = true;
+  ++stats.ensembles_started;
+  if (ensemble_resumed) ++stats.ensembles_resumed;
 }
 
 // E-TCP temporal sharing: when the last stream has gone and nothing is in
@@ -640,7 +652,7 @@ void Connection::Impl::maybe_retire_ensemble(Instant now) {
   }
   const congestion::EnsembleStats es = ensemble->stats();
   if (es.bytes_in_flight > 0) return;
-  if (cache) cache->learn(config.cache_key, ensemble->observe(now), now);
+  if (cache && ensemble_carried_streams) cache->learn(config.cache_key, ensemble->observe(now), now);
   last_ensemble_stats = es;
   ensemble.reset();
   history.reset(next_packet_number);  // only packets the retired ensemble no longer tracks

@@ -184,6 +184,7 @@ struct Connection::Impl {
   void after_read(Stream& s, std::size_t bytes);
   void close_with_error(std::uint64_t code, std::string reason);
   void ensure_ensemble(Instant now);
+  void count_busy_period();
   void maybe_retire_ensemble(Instant now);
   bool control_pending() const;
   void mark_control(Stream& s);
@@ -215,6 +216,8 @@ struct Connection::Impl {
 
   AckTracker ack_tracker;
   std::unique_ptr<congestion::Ensemble> ensemble;
+  bool ensemble_resumed = false;          // it started from the temporal cache
+  bool ensemble_carried_streams = false;  // a busy period, not only control frames
   congestion::EnsembleStats last_ensemble_stats;
   SentHistory history;
   PacketNumber next_packet_number = 0;

@@ -30,10 +30,11 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
     if (auto probe = build_pmtu_probe(now, buffer)) return probe;
   }
   pacing_release.reset();
-  // Only a RESET (of a stream refused or reset before it was seen) or a
-  // MAX_STREAMS (the peer may be waiting for it to open any stream) can be
-  // pending without a stream; anything else waits for the next stream.
-  if (!ensemble && (!pending_resets.empty() || max_streams_pending)) ensure_ensemble(now);
+  // Only a RESET (of a stream refused or reset before it was seen), a
+  // MAX_STREAMS (the peer may be waiting for it to open any stream) or a
+  // keep-alive PING can be pending without a stream; anything else waits for
+  // the next stream.
+  if (!ensemble && (!pending_resets.empty() || max_streams_pending || ping_pending)) ensure_ensemble(now);
 
   const auto deadline = ack_tracker.ack_deadline();
   const bool ack_due = deadline && *deadline <= now;

@@ -698,5 +698,47 @@ TEST(Connection, UncoupledEnsembleStillCarriesOneStreamPerPacket) {
   }));
 }
 
+
+// The gateway's relay reads from its socket no more than the stream takes.
+TEST(Connection, WritableBytesIsWhatAWriteAcceptsAndZeroAsksForWritable) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.hub.stream_receive_window_bytes = 64 * 1024;
+  o.client.stream_send_buffer_bytes = 32 * 1024;
+  ConnectionPair pair(o);
+  pair.hub_app().reading = false;
+  auto id = *pair.client().open_stream(destination_at(9, 80), ContentClass::bulk, pair.now());
+  EXPECT_EQ(pair.client().stream_writable_bytes(id), 32u * 1024);
+  const auto data = pattern(200'000, 11);
+  std::size_t written = 0;
+  for (int i = 0; i < 200 && written < data.size(); ++i) {
+    const std::size_t room = pair.client().stream_writable_bytes(id);
+    if (room > 0) {
+      const auto chunk = std::span(data).subspan(written, std::min(room, data.size() - written));
+      EXPECT_EQ(pair.client().stream_write(id, chunk, pair.now()), chunk.size());  // never short
+      written += chunk.size();
+    }
+    pair.run_for(ms(10));
+  }
+  EXPECT_EQ(written, 65'536u + 32'768u);  // the hub's window plus our buffer
+  EXPECT_EQ(pair.client().stream_writable_bytes(id), 0u);
+  EXPECT_EQ(pair.client().stream_writable_bytes(12345), 0u);  // unknown stream
+  const auto before = pair.client_app().writable_events;
+  pair.hub_app().reading = true;  // room comes back: StreamWritable, without any short write
+  pair.run_for(ms(200));
+  EXPECT_GT(pair.client_app().writable_events, before);
+  EXPECT_GT(pair.client().stream_writable_bytes(id), 0u);
+}
+
+TEST(Connection, KeepAlivePingsAnIdleConnectionWithoutStreams) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.idle_timeout = ms(500);
+  o.hub.idle_timeout = ms(500);
+  o.client.keep_alive = true;
+  ConnectionPair pair(o);
+  pair.run_for(ms(5'000));  // ten idle timeouts, no stream ever opened
+  EXPECT_FALSE(pair.client().is_closed());
+  EXPECT_FALSE(pair.hub().is_closed());
+}
+
 }  // namespace
 }  // namespace egw::tunnel

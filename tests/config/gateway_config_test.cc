@@ -1,0 +1,143 @@
+#include "config/gateway_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace egw::config {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kKey = "YAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=";
+constexpr const char* kPeer = "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=";
+
+class GatewayConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("egw-config-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "key") << kKey << "\n";
+    fs::permissions(dir_ / "key", fs::perms::owner_read | fs::perms::owner_write);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string branch(const std::string& extra = "") {
+    return "role: branch\nprivate_key_file: " + (dir_ / "key").string() +
+           "\npeers:\n  - name: hub\n    public_key: " + kPeer +
+           "\n    endpoint: 192.0.2.1:51900\ninterception:\n  lan: [10.1.0.0/16]\n" + extra;
+  }
+  std::string hub(const std::string& allow = "    allow: [10.2.0.0/16]\n") {
+    return "role: hub\nprivate_key_file: " + (dir_ / "key").string() +
+           "\nlisten: 0.0.0.0:51900\npeers:\n  - name: b1\n    public_key: " + kPeer + "\n" + allow;
+  }
+  std::string error_of(const std::string& text) {
+    const std::string path = write("c.yaml", text);
+    auto r = load_gateway_config(path);
+    if (!std::holds_alternative<std::string>(r)) return "(loaded)";
+    return std::get<std::string>(r);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(GatewayConfigTest, BranchDefaults) {
+  auto r = load_gateway_config(write("b.yaml", branch()));
+  ASSERT_TRUE(std::holds_alternative<GatewayConfig>(r)) << std::get<std::string>(r);
+  const auto& c = std::get<GatewayConfig>(r);
+  EXPECT_FALSE(c.is_hub);
+  EXPECT_TRUE(c.endpoint.initiator);
+  EXPECT_TRUE(c.endpoint.connection.keep_alive);
+  EXPECT_EQ(c.interception.mode, InterceptionMode::nftables);
+  EXPECT_EQ(c.interception.listen, "[::]:15001");
+  ASSERT_EQ(c.interception.lan.size(), 1u);
+  EXPECT_TRUE(c.interception.ports.all());
+  EXPECT_EQ(c.metrics_listen, "127.0.0.1:9470");
+  EXPECT_EQ(c.status_socket, "/run/ensemble-gw/branch.sock");
+  EXPECT_EQ(c.reloadable.scheduler.policy, congestion::SchedulingPolicy::content);
+  EXPECT_EQ(c.endpoint.connection.stream_receive_window_bytes, c.reloadable.limits.stream_buffer_bytes);
+  EXPECT_EQ(c.endpoint.connection.max_incoming_streams, c.reloadable.limits.connections_per_peer);
+}
+
+TEST_F(GatewayConfigTest, HubWithSettings) {
+  auto r = load_gateway_config(write(
+      "h.yaml", hub("    allow: [\"10.2.0.0/16:80,443\", \"[2001:db8::]/32\"]\n") +
+                    "ensemble: {coupling: n_flows, window_law: cubic, initial_window_packets: 4}\n"
+                    "scheduler:\n  policy: preempt\n  tickets: {html: 20, bulk: 2}\n  preempt_class: script\n"
+                    "limits: {connect_timeout_ms: 2000, connections_per_peer: 100}\n"
+                    "temporal_cache: {file: /tmp/x, lifetime_s: 60, capacity: 10, aging: halve_per_idle_rto}\n"));
+  ASSERT_TRUE(std::holds_alternative<GatewayConfig>(r)) << std::get<std::string>(r);
+  const auto& c = std::get<GatewayConfig>(r);
+  EXPECT_TRUE(c.is_hub);
+  EXPECT_FALSE(c.endpoint.connection.keep_alive);
+  ASSERT_EQ(c.reloadable.peers.size(), 1u);
+  EXPECT_EQ(c.reloadable.peers[0].allow.size(), 2u);
+  EXPECT_EQ(c.endpoint.connection.ensemble.coupling, congestion::CouplingMode::n_flows);
+  EXPECT_EQ(c.endpoint.connection.ensemble.law, congestion::WindowLawKind::cubic);
+  EXPECT_EQ(c.endpoint.connection.ensemble.initial_window_packets, 4u);
+  EXPECT_EQ(c.reloadable.scheduler.policy, congestion::SchedulingPolicy::preempt);
+  EXPECT_EQ(c.reloadable.scheduler.class_tickets[0], 20u);
+  EXPECT_EQ(c.reloadable.scheduler.class_tickets[1], 6u);  // untouched default
+  EXPECT_EQ(c.reloadable.scheduler.class_tickets[3], 2u);
+  EXPECT_EQ(c.reloadable.scheduler.preempt_class, ContentClass::script);
+  EXPECT_EQ(c.reloadable.limits.connect_timeout_ms, 2000u);
+  EXPECT_EQ(c.endpoint.connection.max_incoming_streams, 100u);
+  EXPECT_EQ(c.cache_file, "/tmp/x");
+  EXPECT_EQ(c.cache.capacity, 10u);
+}
+
+TEST_F(GatewayConfigTest, ErrorsNameFileLineAndKey) {
+  const std::string unknown = error_of(branch("limits:\n  memory_bytez: 5\n"));
+  EXPECT_NE(unknown.find("c.yaml:10: limits.memory_bytez: unknown key"), std::string::npos) << unknown;
+  const std::string range = error_of(branch("limits:\n  memory_bytes: 5\n"));
+  EXPECT_NE(range.find("c.yaml:10: limits.memory_bytes: expected"), std::string::npos) << range;
+  const std::string prefix = error_of(branch("  bypass: [10.0.0.1/8]\n"));
+  EXPECT_NE(prefix.find(":9: interception.bypass[0]: host bits set"), std::string::npos) << prefix;
+  const std::string no_allow = error_of(hub(""));
+  EXPECT_NE(no_allow.find("peers[0].allow: missing"), std::string::npos) << no_allow;
+  const std::string bad_allow = error_of(hub("    allow: [10.2.0.0/16:0]\n"));
+  EXPECT_NE(bad_allow.find("peers[0].allow"), std::string::npos) << bad_allow;
+  const std::string policy = error_of(branch("scheduler: {policy: lottery}\n"));
+  EXPECT_NE(policy.find("scheduler.policy: expected content, fair, decay or preempt"), std::string::npos) << policy;
+  const std::string role = error_of("role: spoke\n");
+  EXPECT_NE(role.find("c.yaml:1: role: expected 'branch' or 'hub'"), std::string::npos) << role;
+  const std::string key = error_of(branch().replace(branch().find(kPeer), 44, "not-a-key"));
+  EXPECT_NE(key.find("peers[0].public_key: not a WireGuard key"), std::string::npos) << key;
+  const std::string yaml = error_of("role: [branch\n");
+  EXPECT_NE(yaml.find("c.yaml:"), std::string::npos) << yaml;
+  EXPECT_NE(error_of("").find("c.yaml"), std::string::npos);
+  const std::string missing = load_gateway_config((dir_ / "absent.yaml").string()).index() == 1
+                                  ? std::get<std::string>(load_gateway_config((dir_ / "absent.yaml").string()))
+                                  : "";
+  EXPECT_NE(missing.find("absent.yaml: cannot read the file"), std::string::npos) << missing;
+}
+
+TEST_F(GatewayConfigTest, RoleSpecificKeys) {
+  EXPECT_NE(error_of(hub() + "interception: {lan: [10.0.0.0/8]}\n").find("only a branch intercepts"), std::string::npos);
+  EXPECT_NE(error_of(branch() + "ensemble: {key: destination}\n").find("ensemble.key"), std::string::npos);
+  const std::string two = branch() + "";
+  EXPECT_NE(error_of("role: branch\nprivate_key_file: " + (dir_ / "key").string() + "\npeers:\n  - {public_key: " +
+                     kPeer + ", endpoint: \"1.2.3.4:5\"}\n  - {public_key: " + kKey + ", endpoint: \"1.2.3.4:6\"}\n" +
+                     "interception: {lan: [10.0.0.0/8]}\n")
+                .find("a branch has exactly one hub"),
+            std::string::npos);
+}
+
+TEST_F(GatewayConfigTest, ReloadCompatibility) {
+  auto a = std::get<GatewayConfig>(load_gateway_config(write("a.yaml", branch())));
+  auto b = std::get<GatewayConfig>(load_gateway_config(write("b.yaml", branch("scheduler: {policy: fair}\n"))));
+  EXPECT_FALSE(reload_incompatibility(a, b).has_value());
+  auto c = std::get<GatewayConfig>(load_gateway_config(write("c.yaml", branch("listen: 0.0.0.0:5000\n"))));
+  EXPECT_EQ(reload_incompatibility(a, c).value_or(""), "listen changed");
+  auto h = std::get<GatewayConfig>(load_gateway_config(write("h.yaml", hub())));
+  EXPECT_EQ(reload_incompatibility(a, h).value_or(""), "role changed");
+}
+
+}  // namespace
+}  // namespace egw::config
