@@ -85,7 +85,7 @@ struct Reply {
   asio::steady_timer deadline;
 };
 
-void send(std::shared_ptr<Reply> reply) {
+void write_reply(std::shared_ptr<Reply> reply) {
   reply->deadline.expires_after(kWriteTimeout);
   reply->deadline.async_wait([reply](error_code ec) {
     if (!ec) reply->socket.close(ec);  // a client that does not read: the write ends aborted
@@ -150,7 +150,7 @@ class StatusServer::Listener : public std::enable_shared_from_this<Listener> {
         });
         return;
       }
-      send(std::make_shared<Reply>(std::move(socket), truncated(render_status(self->take_snapshot_()))));
+      write_reply(std::make_shared<Reply>(std::move(socket), truncated(render_status(self->take_snapshot_()))));
       self->accept();
     });
   }
