@@ -1,9 +1,9 @@
 // The interception rules (proxy/nft_table.h) rendered as `nft -f` text and as
 // libnftables JSON. Both come from one list of chains and rules built once,
 // so the printed script is exactly what install() applies.
-#include <string_view>
-
 #include "proxy/nft_table.h"
+
+#include <string_view>
 
 namespace egw::proxy {
 namespace {

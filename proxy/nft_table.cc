@@ -26,6 +26,7 @@ std::optional<std::string> check_table_name(const std::string& name) {
 
 // libnftables' error text, one line per message ("netlink: Error: cache
 // initialization failed: Operation not permitted"), down to the reasons.
+// (On EPERM the library also prints "... (you must be root)" to stderr itself.)
 std::string describe(const char* errors) {
   std::string text = errors ? errors : "";
   if (text.find("Operation not permitted") != std::string::npos) {

@@ -87,10 +87,9 @@ bool is_listener_itself(const tunnel::Destination& d, int listener_fd) {
   if (d.port != port_of(bound)) return false;
   const config::Ip16 address = ip16_of(reinterpret_cast<sockaddr*>(&bound));
   const config::Ip16 target = config::ip16_of(d);
-  const config::Ip16 any6{};
-  const bool any4 = bound.ss_family == AF_INET && address == config::ip16_of(tunnel::Destination{});
-  if (address == any6) return is_local_address(target);
-  if (any4) return config::is_v4_mapped(target) && is_local_address(target);
+  const config::Ip16 any4{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 0};
+  if (address == config::Ip16{}) return is_local_address(target);  // [::]: both families
+  if (address == any4) return config::is_v4_mapped(target) && is_local_address(target);
   return address == target;
 }
 
