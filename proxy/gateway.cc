@@ -272,9 +272,10 @@ void Gateway::on_accepted(tcp::socket socket) {
   };
   if (const std::string why = admission_refusal(peer); !why.empty()) return rst(why);
   std::string error;
-  const auto destination = original_destination(socket.native_handle(), &error);
+  const auto destination = resolve_destination_ ? resolve_destination_(socket.native_handle())
+                                                : original_destination(socket.native_handle(), &error);
   if (!destination) return rst("no_original_destination");
-  if (is_listener_itself(*destination, acceptor_->native_handle())) return rst("loop");
+  if (!resolve_destination_ && is_listener_itself(*destination, acceptor_->native_handle())) return rst("loop");
   ++counters_.accepted;
   auto relay = std::make_shared<Relay>(*this, std::move(socket), peer.index, Relay::Side::branch, *destination, now());
   peer.relays.emplace(relay.get(), relay);
@@ -390,6 +391,7 @@ void Gateway::connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpe
                        timeout ? "timed out" : ec.message());
           return relay->abort(timeout ? tunnel::kErrorConnectTimeout : tunnel::kErrorConnectFailed);
         }
+        ++counters_.accepted;
         // The hub's own destination rules win; otherwise the branch's hint,
         // corrected by the response's Content-Type.
         const Classifier::Decision d = classifier_->classify_open(relay->destination(), {});

@@ -66,6 +66,10 @@ class Gateway final : public RelayOwner {
   void count_reload_failure();
   // Called every second on the I/O thread (the metrics exporter publishes).
   void set_on_tick(std::function<void()> f) { on_tick_ = std::move(f); }
+  // Where an accepted client meant to go: by default the NAT entry
+  // (SO_ORIGINAL_DST); tests on loopback, which have no NAT, set their own.
+  using DestinationResolver = std::function<std::optional<tunnel::Destination>(int fd)>;
+  void set_destination_resolver(DestinationResolver resolve) { resolve_destination_ = std::move(resolve); }
   // Saves the temporal cache (if a file is configured); returns an error.
   std::optional<std::string> save_cache();
 
@@ -122,6 +126,7 @@ class Gateway final : public RelayOwner {
   boost::asio::steady_timer tick_;
   std::function<void()> drained_;
   std::function<void()> on_tick_;
+  DestinationResolver resolve_destination_;
   std::optional<Instant> drain_deadline_;
   bool draining_ = false;
   Counters counters_;

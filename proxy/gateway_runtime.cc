@@ -9,25 +9,65 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 
 #include "proxy/gateway.h"
+#include "proxy/metrics_exporter.h"
+#include "proxy/nft_table.h"
+#include "proxy/status_socket.h"
 
 namespace egw::proxy {
 
 namespace asio = boost::asio;
+
+namespace {
+
+// The branch's nftables table, from its config: LAN clients' TCP to the
+// interception listener; the hub's own address is never intercepted.
+InterceptionRules interception_rules(const config::GatewayConfig& c) {
+  InterceptionRules r;
+  r.table = c.interception.table;
+  r.lan = c.interception.lan;
+  r.ports = c.interception.ports;
+  r.reject_quic = c.interception.reject_quic;
+  r.bypass = c.interception.bypass;
+  const auto colon = c.interception.listen.rfind(':');
+  r.redirect_port = static_cast<std::uint16_t>(std::stoi(c.interception.listen.substr(colon + 1)));
+  for (const auto& peer : c.endpoint.peers) {
+    if (!peer.endpoint) continue;
+    config::IpPrefix host;
+    host.address = peer.endpoint->ip;
+    host.bits = 128;
+    r.bypass.push_back(host);
+  }
+  return r;
+}
+
+}  // namespace
 
 int print_interception_rules(const config::GatewayConfig& config) {
   if (config.is_hub) {
     std::fprintf(stderr, "ensemble-gw rules: %s is a hub; only a branch intercepts\n", config.path.c_str());
     return 1;
   }
-  std::fprintf(stderr, "ensemble-gw rules: not available yet\n");
-  return 1;
+  const InterceptionRules rules = interception_rules(config);
+  if (auto err = check_rules(rules)) {
+    std::fprintf(stderr, "ensemble-gw rules: %s\n", err->c_str());
+    return 1;
+  }
+  std::fputs(render_nft_script(rules).c_str(), stdout);
+  return 0;
 }
 
 int print_status(const std::string& socket_path) {
-  std::fprintf(stderr, "ensemble-gw status: not available yet (%s)\n", socket_path.c_str());
-  return 1;
+  const StatusReply reply = query_status(socket_path, std::chrono::milliseconds(3000));
+  if (reply.error) {
+    std::fprintf(stderr, "ensemble-gw status: %s\n", reply.error->c_str());
+    return 1;
+  }
+  std::fputs(reply.text.c_str(), stdout);
+  return 0;
 }
 
 // One descriptor per proxied connection: the soft limit (often 1,024) would
@@ -50,12 +90,44 @@ int run_gateway(const config::GatewayConfig& initial) {
   raise_descriptor_limit();
   asio::io_context io(1);
   Gateway gateway(io, initial);
+  std::unique_ptr<StatusServer> status;
+  std::unique_ptr<MetricsExporter> metrics;
+  bool table_installed = false;
   try {
     gateway.start();
+    if (!initial.status_socket.empty()) {
+      std::error_code ignored;
+      std::filesystem::create_directories(std::filesystem::path(initial.status_socket).parent_path(), ignored);
+      status = std::make_unique<StatusServer>(io, initial.status_socket, [&] { return gateway.snapshot(); });
+    }
+    if (!initial.metrics_listen.empty()) {
+      metrics = std::make_unique<MetricsExporter>(initial.metrics_listen);
+      metrics->publish(gateway.snapshot());
+      gateway.set_on_tick([&] { metrics->publish(gateway.snapshot()); });
+      spdlog::info("metrics on http://{}/metrics", metrics->listen_address());
+    }
+    if (!initial.is_hub && initial.interception.mode != config::InterceptionMode::none) {
+      const InterceptionRules rules = interception_rules(initial);
+      if (auto err = check_rules(rules)) throw std::runtime_error("interception: " + *err);
+      if (initial.interception.mode == config::InterceptionMode::print) {
+        spdlog::info("interception mode print: apply these rules yourself:\n{}", render_nft_script(rules));
+      } else {
+        if (auto err = NftTable::install(rules)) throw std::runtime_error("interception: " + *err);
+        table_installed = true;
+        spdlog::info("nftables table inet {} installed: TCP from the LAN to port {}", rules.table,
+                     rules.redirect_port);
+      }
+    }
   } catch (const std::exception& e) {
     spdlog::error("cannot start: {}", e.what());
     return 1;
   }
+  const auto remove_table = [&] {
+    if (!table_installed) return;
+    table_installed = false;
+    if (auto err = NftTable::remove(initial.interception.table)) spdlog::warn("removing the nftables table: {}", *err);
+    else spdlog::info("nftables table inet {} removed", initial.interception.table);
+  };
   asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   bool stopping = false;
   std::function<void(const boost::system::error_code&, int)> on_signal =
@@ -72,6 +144,7 @@ int run_gateway(const config::GatewayConfig& initial) {
         } else if (!stopping) {
           stopping = true;
           spdlog::info("{}: draining", signal == SIGINT ? "SIGINT" : "SIGTERM");
+          remove_table();  // new connections go straight to their servers again
           gateway.drain([&] { io.stop(); });
         } else {
           spdlog::warn("second {}: exiting now", signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -81,6 +154,8 @@ int run_gateway(const config::GatewayConfig& initial) {
       };
   signals.async_wait(on_signal);
   io.run();
+  remove_table();
+  status.reset();
   if (auto err = gateway.save_cache()) spdlog::warn("temporal cache: {}", *err);
   spdlog::info("stopped");
   return 0;

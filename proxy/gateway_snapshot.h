@@ -18,6 +18,9 @@ namespace egw::proxy {
 template <class T>
 using PerClass = std::array<T, kContentClassCount>;
 
+// An ssthresh this large means none was set yet (the first slow start).
+inline constexpr std::uint64_t kNoSsthresh = std::uint64_t{1} << 62;
+
 struct StreamSnapshot {
   std::uint64_t stream_id = 0;
   std::string client;       // "10.1.0.5:51234" (branch) or the peer's name (hub)
@@ -36,7 +39,7 @@ struct EnsembleSnapshot {
   std::string peer_address;  // "203.0.113.7:51900"
   // Congestion state (the live ensemble's, or the last one's).
   std::uint64_t cwnd_bytes = 0;
-  std::uint64_t ssthresh_bytes = 0;
+  std::uint64_t ssthresh_bytes = 0;  // kNoSsthresh: still in the first slow start
   std::uint64_t bytes_in_flight = 0;
   double srtt_seconds = 0;
   double min_rtt_seconds = 0;
@@ -62,7 +65,7 @@ struct GatewaySnapshot {
   std::vector<StreamSnapshot> streams;
   std::uint64_t streams_omitted = 0;  // open streams not listed above
 
-  // Connections: accepted from clients (branch) or opened to servers (hub).
+  // Connections: accepted from clients (branch) or connected to servers (hub).
   std::uint64_t connections_open = 0;
   std::uint64_t connections_accepted = 0;
   // Refused before any byte moved, by reason ("destination_not_allowed",

@@ -1,5 +1,7 @@
 #include "proxy/metrics_exporter.h"
 
+#include <limits>
+
 #include <arpa/inet.h>
 
 #include <CivetServer.h>
@@ -53,7 +55,10 @@ constexpr EnsembleMetric kEnsembleMetrics[] = {
     {"egw_ensemble_cwnd_bytes", "Congestion window of the ensemble.", kGauge,
      [](const EnsembleSnapshot& e) { return double(e.cwnd_bytes); }},
     {"egw_ensemble_ssthresh_bytes", "Slow-start threshold of the ensemble.", kGauge,
-     [](const EnsembleSnapshot& e) { return double(e.ssthresh_bytes); }},
+     [](const EnsembleSnapshot& e) {
+       // +Inf while no loss set one (Prometheus has no 'unset').
+       return e.ssthresh_bytes >= kNoSsthresh ? std::numeric_limits<double>::infinity() : double(e.ssthresh_bytes);
+     }},
     {"egw_ensemble_bytes_in_flight", "Bytes sent and not yet acknowledged or declared lost.", kGauge,
      [](const EnsembleSnapshot& e) { return double(e.bytes_in_flight); }},
     {"egw_ensemble_srtt_seconds", "Smoothed round-trip time.", kGauge,

@@ -109,7 +109,7 @@ void ensembles(std::string& out, const GatewaySnapshot& s) {
     std::string streams;
     for (int c = 0; c < kContentClassCount; ++c) streams += (c ? "/" : "") + number(e.streams_by_class[c]);
     table.add({e.peer, e.key, e.up ? "up" : "down", e.peer_address.empty() ? "-" : e.peer_address,
-               bytes(e.cwnd_bytes), bytes(e.ssthresh_bytes), milliseconds(e.srtt_seconds),
+               bytes(e.cwnd_bytes), e.ssthresh_bytes >= kNoSsthresh ? std::string("-") : bytes(e.ssthresh_bytes), milliseconds(e.srtt_seconds),
                bytes(e.bytes_in_flight), number(e.packets_lost) + "/" + number(e.packets_sent),
                number(e.loss_rounds), streams});
   }

@@ -1,0 +1,399 @@
+// A branch and a hub Gateway on loopback, on real sockets, from YAML files
+// with wg keys: TCP clients -> branch listener -> tunnel -> hub -> TCP
+// servers. Loopback has no NAT, so the branch's destination resolver is set
+// by the test (the netns test, tests/gateway/, covers the real interception).
+// The gateways run on an io_context thread; clients and servers are plain
+// blocking sockets on other threads, with receive timeouts so nothing hangs.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "proxy/gateway.h"
+#include "tunnel/error_codes.h"
+
+namespace egw::proxy {
+namespace {
+
+namespace fs = std::filesystem;
+namespace asio = boost::asio;
+
+std::string run(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[256];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::uint8_t pattern(std::uint64_t offset) { return static_cast<std::uint8_t>((offset * 131 + 7) % 251); }
+
+int tcp_socket_to(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool send_all(int fd, const std::vector<std::uint8_t>& data) {
+  std::size_t at = 0;
+  while (at < data.size()) {
+    const ssize_t n = ::send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    at += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Reads to EOF; *error = errno of a failed read (ECONNRESET for a reset).
+std::vector<std::uint8_t> read_all(int fd, int* error) {
+  std::vector<std::uint8_t> out;
+  std::uint8_t buf[65536];
+  *error = 0;
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0) return out;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *error = errno;
+      return out;
+    }
+    out.insert(out.end(), buf, buf + n);
+  }
+}
+
+// The server behind the hub. A client sends "N\n" plus an upload and closes
+// its sending side; the server reads to EOF, checks the upload and answers
+// "count\n" plus N pattern bytes, then closes. "R\n" makes it send 100 KB
+// and reset the connection instead.
+class Server {
+ public:
+  Server() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    ::listen(fd_, 512);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~Server() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+    for (auto& t : workers_) t.join();
+  }
+  std::uint16_t port() const { return port_; }
+  std::atomic<int> bad_uploads{0};
+
+ private:
+  void serve() {
+    for (;;) {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      if (stop_) {
+        ::close(c);
+        return;
+      }
+      workers_.emplace_back([this, c] { handle(c); });
+    }
+  }
+  void handle(int c) {
+    timeval tv{10, 0};
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int error = 0;
+    const auto request = read_all(c, &error);
+    const auto newline = std::find(request.begin(), request.end(), '\n');
+    const std::string head(request.begin(), newline);
+    if (head == "R") {
+      std::vector<std::uint8_t> part(100'000, 'x');
+      send_all(c, part);
+      linger l{1, 0};
+      setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+      ::close(c);
+      return;
+    }
+    const std::size_t upload_at = static_cast<std::size_t>(newline - request.begin()) + 1;
+    for (std::size_t i = upload_at; i < request.size(); ++i) {
+      if (request[i] != pattern(i - upload_at)) {
+        ++bad_uploads;
+        break;
+      }
+    }
+    const std::string count = std::to_string(request.size() - upload_at) + "\n";
+    std::vector<std::uint8_t> reply(count.begin(), count.end());
+    const std::size_t n = std::stoul(head);
+    for (std::size_t i = 0; i < n; ++i) reply.push_back(pattern(i));
+    send_all(c, reply);
+    ::close(c);
+  }
+
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::vector<std::thread> workers_;
+};
+
+tunnel::Destination loopback(std::uint16_t port) {
+  tunnel::Destination d;
+  d.address = {127, 0, 0, 1};
+  d.port = port;
+  return d;
+}
+
+class GatewayLoopback : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("egw-gw-loopback-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    const std::string branch_pub = make_key("branch");
+    const std::string hub_pub = make_key("hub");
+    hub_ = std::make_unique<Gateway>(io_, load(write("hub.yaml", "role: hub\nprivate_key_file: " + key("hub") +
+                                                                    "\nlisten: 127.0.0.1:0\npeers:\n  - name: b1\n"
+                                                                    "    public_key: " + branch_pub +
+                                                                    "\n    allow: [\"127.0.0.1/32\"]\n" + hub_extra() +
+                                                                    "metrics_listen: \"\"\nstatus_socket: \"\"\n")));
+    hub_->start();
+    branch_ = std::make_unique<Gateway>(
+        io_, load(write("branch.yaml", "role: branch\nprivate_key_file: " + key("branch") +
+                                           "\npeers:\n  - name: hub\n    public_key: " + hub_pub +
+                                           "\n    endpoint: 127.0.0.1:" +
+                                           std::to_string(hub_->tunnel_endpoint().port()) +
+                                           "\ninterception: {mode: none, listen: \"127.0.0.1:0\", "
+                                           "first_bytes_wait_ms: 5}\nmetrics_listen: \"\"\nstatus_socket: \"\"\n")));
+    branch_->set_destination_resolver([this](int) { return std::optional(target_.load()); });
+    branch_->start();
+    listener_port_ = branch_->listener_endpoint().port();
+    target_ = loopback(server_.port());
+    io_thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    work_.reset();
+    asio::post(io_, [this] { io_.stop(); });
+    io_thread_.join();
+    branch_.reset();
+    hub_.reset();
+    fs::remove_all(dir_);
+  }
+  virtual std::string hub_extra() { return ""; }
+
+  std::string key(const std::string& name) { return (dir_ / (name + ".key")).string(); }
+  std::string make_key(const std::string& name) {
+    EXPECT_EQ(std::system(("umask 077; wg genkey > " + key(name)).c_str()), 0) << "wg (wireguard-tools) is required";
+    return run("wg pubkey < " + key(name));
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    const auto path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  static config::GatewayConfig load(const std::string& path) {
+    auto c = config::load_gateway_config(path);
+    if (auto* err = std::get_if<std::string>(&c)) throw std::runtime_error(*err);
+    return std::get<config::GatewayConfig>(c);
+  }
+  // Snapshot on the I/O thread.
+  GatewaySnapshot snapshot(Gateway& g) {
+    std::promise<GatewaySnapshot> p;
+    asio::post(io_, [&] { p.set_value(g.snapshot()); });
+    return p.get_future().get();
+  }
+
+  // One exchange: upload `up` bytes, ask for `down`; true if everything
+  // came back intact.
+  bool exchange(std::size_t up, std::size_t down) {
+    const int fd = tcp_socket_to(listener_port_);
+    if (fd < 0) return false;
+    const std::string head = std::to_string(down) + "\n";
+    std::vector<std::uint8_t> request(head.begin(), head.end());
+    for (std::size_t i = 0; i < up; ++i) request.push_back(pattern(i));
+    const bool sent = send_all(fd, request);
+    ::shutdown(fd, SHUT_WR);  // half-close: the answer still comes back
+    int error = 0;
+    const auto reply = read_all(fd, &error);
+    ::close(fd);
+    if (!sent || error != 0) return false;
+    const std::string count = std::to_string(up) + "\n";
+    if (reply.size() != count.size() + down) return false;
+    if (!std::equal(count.begin(), count.end(), reply.begin())) return false;
+    for (std::size_t i = 0; i < down; ++i) {
+      if (reply[count.size() + i] != pattern(i)) return false;
+    }
+    return true;
+  }
+  // Connects and sends `text`; returns the errno the read ended with (0: EOF).
+  int read_error_after(const std::string& text) {
+    const int fd = tcp_socket_to(listener_port_);
+    if (fd < 0) return -1;
+    send_all(fd, std::vector<std::uint8_t>(text.begin(), text.end()));
+    ::shutdown(fd, SHUT_WR);
+    int error = 0;
+    read_all(fd, &error);
+    ::close(fd);
+    return error;
+  }
+
+  asio::io_context io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{asio::make_work_guard(io_)};
+  fs::path dir_;
+  Server server_;
+  std::unique_ptr<Gateway> hub_;
+  std::unique_ptr<Gateway> branch_;
+  std::atomic<tunnel::Destination> target_;
+  std::uint16_t listener_port_ = 0;
+  std::thread io_thread_;
+};
+
+TEST_F(GatewayLoopback, DownloadsAndUploadsOfManySizesArriveIntact) {
+  for (const std::size_t down : {0ul, 1ul, 1000ul, 65'536ul, 3'000'000ul}) {
+    EXPECT_TRUE(exchange(0, down)) << "download " << down;
+  }
+  for (const std::size_t up : {1ul, 100'000ul, 3'000'000ul}) EXPECT_TRUE(exchange(up, 10)) << "upload " << up;
+  EXPECT_EQ(server_.bad_uploads.load(), 0);
+  const GatewaySnapshot b = snapshot(*branch_);
+  EXPECT_EQ(b.connections_accepted, 8u);
+  ASSERT_EQ(b.ensembles.size(), 1u);
+  EXPECT_TRUE(b.ensembles[0].up);
+  EXPECT_EQ(snapshot(*hub_).connections_accepted, 8u);
+}
+
+TEST_F(GatewayLoopback, ConcurrentConnectionsAllComplete) {
+  std::atomic<int> ok{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 64; ++i) {
+    clients.emplace_back([&, i] { ok += exchange(1000 * static_cast<std::size_t>(i), 20'000 + 997 * i) ? 1 : 0; });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 64);
+  EXPECT_EQ(server_.bad_uploads.load(), 0);
+  // Every relay ended with its connection (nothing left behind).
+  for (int i = 0; i < 50 && (snapshot(*branch_).connections_open || snapshot(*hub_).connections_open); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(snapshot(*branch_).connections_open, 0u);
+  EXPECT_EQ(snapshot(*hub_).connections_open, 0u);
+}
+
+TEST_F(GatewayLoopback, RefusedDestinationResetsTheClient) {
+  target_ = loopback(22);  // the hub allows 127.0.0.1 (any port): refuse by address instead
+  auto d = loopback(server_.port());
+  d.address = {127, 0, 0, 2};
+  target_ = d;
+  EXPECT_EQ(read_error_after("10\n"), ECONNRESET);
+  EXPECT_EQ(snapshot(*hub_).destinations_refused["not_allowed"], 1u);
+  target_ = loopback(server_.port());
+  EXPECT_TRUE(exchange(10, 10));  // everyone else is still served
+}
+
+TEST_F(GatewayLoopback, ServerThatIsNotThereResetsTheClient) {
+  Server gone;
+  const std::uint16_t port = gone.port();
+  target_ = loopback(port);
+  {
+    Server placeholder;  // keep the port from being reused while we test
+  }
+  // A closed port on loopback: connection refused at the hub.
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a);  // bound, never listening: refuses
+  socklen_t len = sizeof a;
+  getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len);
+  target_ = loopback(ntohs(a.sin_port));
+  EXPECT_EQ(read_error_after("10\n"), ECONNRESET);
+  ::close(probe);
+  EXPECT_EQ(snapshot(*hub_).connections_refused["connect_failed"], 1u);
+}
+
+TEST_F(GatewayLoopback, ServerResetMidResponseResetsTheClient) {
+  EXPECT_EQ(read_error_after("R\n"), ECONNRESET);
+  EXPECT_TRUE(exchange(10, 10));
+}
+
+TEST_F(GatewayLoopback, ClientResetReachesTheServerSideAndFreesTheRelay) {
+  const int fd = tcp_socket_to(listener_port_);
+  ASSERT_GE(fd, 0);
+  send_all(fd, std::vector<std::uint8_t>{'5', '0', '\n', 1, 2, 3});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  linger l{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  ::close(fd);  // RST
+  for (int i = 0; i < 100 && (snapshot(*branch_).connections_open || snapshot(*hub_).connections_open); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(snapshot(*branch_).connections_open, 0u);
+  EXPECT_EQ(snapshot(*hub_).connections_open, 0u);
+}
+
+TEST_F(GatewayLoopback, ReloadChangesTheAllowListWithoutDroppingTheTunnel) {
+  EXPECT_TRUE(exchange(10, 10));
+  auto next = load(write("hub2.yaml", "role: hub\nprivate_key_file: " + key("hub") +
+                                          "\nlisten: 127.0.0.1:0\npeers:\n  - name: b1\n    public_key: " +
+                                          run("wg pubkey < " + key("branch")) +
+                                          "\n    allow: [\"127.0.0.2/32\"]\nscheduler: {policy: fair}\n"
+                                          "metrics_listen: \"\"\nstatus_socket: \"\"\n"));
+  std::promise<void> done;
+  asio::post(io_, [&] {
+    hub_->reload(next);
+    done.set_value();
+  });
+  done.get_future().get();
+  EXPECT_EQ(read_error_after("10\n"), ECONNRESET);  // 127.0.0.1 is no longer allowed
+  const GatewaySnapshot h = snapshot(*hub_);
+  EXPECT_EQ(h.config_reloads, 1u);
+  EXPECT_EQ(h.destinations_refused.at("not_allowed"), 1u);
+  EXPECT_TRUE(snapshot(*branch_).ensembles[0].up);
+}
+
+class GatewayLoopbackTinyLimits : public GatewayLoopback {
+  std::string hub_extra() override { return "limits: {connections_per_peer: 2}\n"; }
+};
+
+TEST_F(GatewayLoopbackTinyLimits, BeyondTheConnectionLimitNewConnectionsAreRefusedOthersCarryOn) {
+  // Two slow exchanges hold the hub's two slots; a third is refused.
+  std::vector<int> held;
+  for (int i = 0; i < 2; ++i) {
+    const int fd = tcp_socket_to(listener_port_);
+    send_all(fd, std::vector<std::uint8_t>{'1', '0', '\n'});  // no EOF: the server waits
+    held.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(read_error_after("10\n"), ECONNRESET);
+  EXPECT_EQ(snapshot(*hub_).connections_refused["limit_connections"], 1u);
+  for (int fd : held) {  // the held ones complete normally
+    ::shutdown(fd, SHUT_WR);
+    int error = 0;
+    const auto reply = read_all(fd, &error);
+    EXPECT_EQ(error, 0);
+    EXPECT_EQ(reply.size(), 2u + 10u);
+    ::close(fd);
+  }
+}
+
+}  // namespace
+}  // namespace egw::proxy
