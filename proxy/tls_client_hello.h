@@ -28,7 +28,7 @@ enum class SniStatus {
 
 struct SniScan {
   SniStatus status = SniStatus::need_more;
-  std::string host;  // found: lowercase, no trailing dot, [a-z0-9._-] only
+  std::string host;  // found: lowercase, [a-z0-9._-] only, no empty labels or trailing dot
 };
 
 SniScan scan_client_hello(std::span<const std::byte> first_bytes);
