@@ -111,7 +111,7 @@ std::string host_of(const std::uint8_t* name, std::size_t n) {
     host += c;
   }
   // Labels must not be empty: ".cdn.example.com" must not pass for a name under cdn.example.com.
-  if (host.starts_with('.') || host.find("..") != std::string::npos) return {};
+  if (host.starts_with('.') || host.ends_with('.') || host.find("..") != std::string::npos) return {};
   return host;
 }
 

@@ -88,6 +88,7 @@ TEST(TlsClientHello, NoUsableServerName) {
   EXPECT_EQ(scan(client_hello_records(".cdn.example.com")).status, SniStatus::no_sni);
   EXPECT_EQ(scan(client_hello_records("a..example.com")).status, SniStatus::no_sni);
   EXPECT_EQ(scan(client_hello_records(".")).status, SniStatus::no_sni);
+  EXPECT_EQ(scan(client_hello_records("example.com..")).status, SniStatus::no_sni);  // found by classifier_fuzz
   EXPECT_EQ(scan(client_hello_records(std::string(256, 'a'))).status, SniStatus::no_sni);
   EXPECT_EQ(scan(client_hello_records(std::string(255, 'a'))).status, SniStatus::found);
 }
