@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 dir=build-asan
-targets=(frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz noise_message_fuzz handshake_datagram_fuzz)
+targets=(frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz noise_message_fuzz handshake_datagram_fuzz
+         classifier_fuzz)
 scripts/build.sh asan "${targets[@]}"
 
 for target in "${targets[@]}"; do
@@ -18,6 +19,9 @@ for target in "${targets[@]}"; do
   extra=()
   if [[ $target == handshake_datagram_fuzz ]]; then
     seeds=tests/fuzz/handshake_corpus  # one datagram of each type and exact size
+  fi
+  if [[ $target == classifier_fuzz ]]; then
+    seeds=tests/fuzz/classifier_corpus  # a split point (2 bytes), then a stream's first bytes
   fi
   if [[ $target == connection_fuzz ]]; then
     seeds=tests/fuzz/connection_corpus
