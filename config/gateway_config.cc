@@ -277,7 +277,9 @@ void apply_limits(const Limits& l, tunnel::ConnectionConfig& c) {
   // Connection-wide windows: enough for many busy streams, bounded by memory.
   c.connection_receive_window_bytes = std::min<std::uint64_t>(l.memory_bytes / 4, std::uint64_t{64} << 20);
   c.connection_send_buffer_bytes = c.connection_receive_window_bytes;
-  c.max_incoming_streams = l.connections_per_peer;
+  // Above the admission limit, so a peer beyond it gets a clean reset from
+  // the gateway (counted, logged) instead of streams queued for MAX_STREAMS.
+  c.max_incoming_streams = std::size_t{l.connections_per_peer} + 1024;
 }
 
 std::variant<GatewayConfig, std::string> load_gateway_config(const std::string& path) {
