@@ -51,7 +51,12 @@ tcp::endpoint to_tcp_endpoint(const tunnel::Destination& d) {
 
 std::string endpoint_text(const tcp::endpoint& e) {
   std::ostringstream s;
-  s << e;
+  const auto a = e.address();
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {  // a dual-stack listener's IPv4 client
+    s << asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()) << ':' << e.port();
+  } else {
+    s << e;
+  }
   return s.str();
 }
 
@@ -328,7 +333,7 @@ void Gateway::open_stream(const std::shared_ptr<Relay>& relay) {
   }
   ++peer.streams_total;
   peer.streams.emplace(*id, relay.get());
-  spdlog::debug("stream {}: {} -> {} ({})", *id, endpoint_text(relay->socket().remote_endpoint()),
+  spdlog::debug("stream {}: {} -> {} ({})", *id, endpoint_text(relay->client()),
                 to_string(relay->destination()), egw::to_string(d.cls));
   relay->start(*id, d.cls);  // reads the first bytes into the stream: one packet with the open
   service_soon(peer.index);
@@ -578,9 +583,7 @@ GatewaySnapshot Gateway::snapshot() const {
       }
       StreamSnapshot st;
       st.stream_id = relay->stream_id();
-      boost::system::error_code ec;
-      st.client = relay->side() == Relay::Side::branch ? endpoint_text(relay->socket().remote_endpoint(ec))
-                                                       : session.peer().name;
+      st.client = relay->side() == Relay::Side::branch ? endpoint_text(relay->client()) : session.peer().name;
       st.destination = to_string(relay->destination());
       st.content_class = cls;
       st.state = relay->state();

@@ -23,7 +23,10 @@ Relay::Relay(RelayOwner& owner, asio::ip::tcp::socket socket, std::size_t sessio
       session_(session),
       side_(side),
       destination_(destination),
-      created_(created) {}
+      created_(created) {
+  boost::system::error_code ec;
+  if (side_ == Side::branch) client_ = socket_.remote_endpoint(ec);
+}
 
 Relay::~Relay() = default;
 

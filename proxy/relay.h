@@ -97,6 +97,8 @@ class Relay : public std::enable_shared_from_this<Relay> {
   bool has_stream() const { return stream_started_; }
   StreamId stream_id() const { return id_; }
   const tunnel::Destination& destination() const { return destination_; }
+  // The client's address (branch; kept: the socket forgets it once closed).
+  const boost::asio::ip::tcp::endpoint& client() const { return client_; }
   ContentClass content_class() const { return class_; }
   void set_content_class(ContentClass cls) { class_ = cls; }
   const RelayCounters& counters() const { return counters_; }
@@ -125,6 +127,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   std::size_t session_;
   Side side_;
   tunnel::Destination destination_;
+  boost::asio::ip::tcp::endpoint client_;
   Instant created_;
   StreamId id_ = 0;
   ContentClass class_ = ContentClass::bulk;
