@@ -40,7 +40,9 @@ link() {  # link NS_A IF_A ADDR_A NS_B IF_B ADDR_B (v4/24 and v6/64 each)
 
 start_gateway() {  # start_gateway ROLE DIR BINARY
   local role=$1 dir=$2 bin=$3
-  in_ns "$role" "$bin" run -c "$dir/$role.yaml" >>"$dir/$role.log" 2>&1 &
+  # A simple command (not the in_ns function), so $! is the gateway itself
+  # and stop_gateway's signals reach it.
+  ip netns exec "$(ns "$role")" "$bin" run -c "$dir/$role.yaml" >>"$dir/$role.log" 2>&1 &
   echo $! >"$dir/$role.pid"
 }
 
