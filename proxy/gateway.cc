@@ -236,7 +236,8 @@ std::uint64_t Gateway::memory_in_use() const {
   std::uint64_t bytes = 0;
   for (const auto& p : peers_) {
     if (const tunnel::Connection* c = tunnel_->endpoint().session(p->index).connection()) {
-      bytes += c->stats().send_buffered_bytes;
+      const tunnel::ConnectionStats cs = c->stats();
+      bytes += cs.send_buffered_bytes + cs.recv_buffered_bytes;
     }
     for (const auto& [r, relay] : p->relays) bytes += relay->pending_bytes();
     for (const auto& [r, head] : p->sniffing) bytes += head.capacity();

@@ -159,6 +159,8 @@ struct ConnectionStats {
   // connection_send_buffer_bytes).
   std::uint64_t recv_reassembly_intervals = 0;
   std::uint64_t send_buffered_bytes = 0;
+  // Received stream bytes not read yet (at most the connection receive window).
+  std::uint64_t recv_buffered_bytes = 0;
   // Local streams waiting for the peer's MAX_STREAMS; packet numbers skipped.
   std::uint64_t streams_blocked_by_limit = 0;
   std::uint64_t packet_numbers_skipped = 0;

@@ -60,6 +60,9 @@ class RecvCredit {
     return maximum_;
   }
   std::uint64_t maximum() const { return maximum_; }
+  // Received (up to the highest offsets, holes included) and not yet read:
+  // what the peer's data may occupy in our receive buffers now.
+  std::uint64_t unconsumed() const { return received_ > consumed_ ? received_ - consumed_ : 0; }
 
  private:
   ByteCount window_bytes_;
