@@ -31,7 +31,7 @@ std::variant<PeerAddress, std::string> parse_address_port(const std::string& tex
 
 class Loader {
  public:
-  explicit Loader(const std::string& path) : r_(path) {}
+  explicit Loader(const Reader& r) : r_(r) {}
 
   GatewayConfig load(const YAML::Node& root) {
     r_.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "peers",
@@ -266,7 +266,7 @@ class Loader {
     return l;
   }
 
-  Reader r_;
+  const Reader& r_;
 };
 
 }  // namespace
@@ -283,21 +283,7 @@ void apply_limits(const Limits& l, tunnel::ConnectionConfig& c) {
 }
 
 std::variant<GatewayConfig, std::string> load_gateway_config(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return path + ": cannot read the file";
-  } catch (const YAML::Exception& e) {
-    return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
-  }
-  try {
-    return Loader(path).load(root);
-  } catch (const ConfigError& e) {
-    return e.message;
-  } catch (const YAML::Exception& e) {
-    return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
-  }
+  return load_yaml<GatewayConfig>(path, [](const Reader& r, const YAML::Node& root) { return Loader(r).load(root); });
 }
 
 std::optional<std::string> reload_incompatibility(const GatewayConfig& current, const GatewayConfig& next) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <variant>
+#include <vector>
 
 namespace egw::config {
 
@@ -46,5 +48,25 @@ class Reader {
 // "PATH:LINE: KEY: WHAT" for a node, without throwing.
 std::string located(const std::string& path, const YAML::Node& node, const std::string& key,
                     const std::string& what);
+
+// Reads `path` and returns parse(reader, root), or the error: an unreadable
+// file, a YAML syntax error (with its line) or a ConfigError from `parse`.
+template <class T, class Parse>
+std::variant<T, std::string> load_yaml(const std::string& path, Parse parse) {
+  try {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(path);
+    } catch (const YAML::BadFile&) {
+      return path + ": cannot read the file";
+    }
+    Reader reader(path);
+    return parse(reader, root);
+  } catch (const ConfigError& e) {
+    return e.message;
+  } catch (const YAML::Exception& e) {
+    return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+  }
+}
 
 }  // namespace egw::config

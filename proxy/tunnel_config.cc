@@ -1,8 +1,7 @@
 #include "proxy/tunnel_config.h"
 
-#include <yaml-cpp/yaml.h>
+#include "config/yaml_reader.h"
 
-#include <set>
 
 #include "proxy/tunnel_socket.h"
 #include "tunnel/crypto/wg_key.h"
@@ -11,42 +10,14 @@ namespace egw::proxy {
 namespace {
 
 using Key32 = tunnel::crypto::Key32;
+using config::Reader;
 
-struct ConfigError {
-  std::string message;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
-    const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
-    throw ConfigError{path_ + ":" + std::to_string(line) + ": " + key + ": " + what};
-  }
-  void only_keys(const YAML::Node& map, const std::string& where, std::set<std::string> allowed) const {
-    if (!map.IsMap()) fail(map, where, "expected a mapping");
-    for (const auto& kv : map) {
-      const auto key = kv.first.as<std::string>();
-      if (!allowed.count(key)) fail(kv.first, where.empty() ? key : where + "." + key, "unknown key");
-    }
-  }
-  std::string string(const YAML::Node& map, const std::string& key, const std::string& name) const {
-    const YAML::Node n = map[key];
-    if (!n) fail(map, name, "missing");
-    if (!n.IsScalar()) fail(n, name, "expected a string");
-    return n.as<std::string>();
-  }
-  Key32 key_file(const YAML::Node& map, const std::string& key, const std::string& name) const {
-    const std::string file = string(map, key, name);
-    auto k = tunnel::crypto::read_wg_key_file(file);
-    if (auto* err = std::get_if<std::string>(&k)) fail(map[key], name, *err);
-    return std::get<tunnel::crypto::Key32>(k);
-  }
-
- private:
-  std::string path_;
-};
+Key32 key_file(const Reader& r, const YAML::Node& map, const std::string& key, const std::string& name) {
+  const std::string file = r.string(map, key, name);
+  auto k = tunnel::crypto::read_wg_key_file(file);
+  if (auto* err = std::get_if<std::string>(&k)) r.fail(map[key], name, *err);
+  return std::get<Key32>(k);
+}
 
 }  // namespace
 
@@ -69,23 +40,14 @@ std::variant<boost::asio::ip::udp::endpoint, std::string> parse_udp_endpoint(con
 }
 
 std::variant<TunnelConfig, std::string> load_tunnel_config(const std::string& path) {
-  Reader r(path);
-  try {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-      return path + ": cannot read the file";
-    } catch (const YAML::Exception& e) {
-      return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
-    }
+  return config::load_yaml<TunnelConfig>(path, [](const Reader& r, const YAML::Node& root) {
     r.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "peers"});
     TunnelConfig c;
     const std::string role = r.string(root, "role", "role");
     if (role != "branch" && role != "hub") r.fail(root["role"], "role", "expected 'branch' or 'hub'");
     c.is_hub = role == "hub";
     c.endpoint.initiator = !c.is_hub;
-    c.endpoint.private_key = r.key_file(root, "private_key_file", "private_key_file");
+    c.endpoint.private_key = key_file(r, root, "private_key_file", "private_key_file");
     if (root["listen"]) {
       auto e = parse_udp_endpoint(r.string(root, "listen", "listen"));
       if (auto* err = std::get_if<std::string>(&e)) r.fail(root["listen"], "listen", *err);
@@ -114,7 +76,7 @@ std::variant<TunnelConfig, std::string> load_tunnel_config(const std::string& pa
       if (!key) r.fail(p["public_key"], where + ".public_key", "not a WireGuard key (44 characters of base64, as `wg pubkey` prints)");
       peer.public_key = *key;
       peer.name = p["name"] ? r.string(p, "name", where + ".name") : tunnel::crypto::format_wg_key(*key).substr(0, 8);
-      if (p["preshared_key_file"]) peer.preshared_key = r.key_file(p, "preshared_key_file", where + ".preshared_key_file");
+      if (p["preshared_key_file"]) peer.preshared_key = key_file(r, p, "preshared_key_file", where + ".preshared_key_file");
       if (p["endpoint"]) {
         auto e = parse_udp_endpoint(r.string(p, "endpoint", where + ".endpoint"));
         if (auto* err = std::get_if<std::string>(&e)) r.fail(p["endpoint"], where + ".endpoint", *err);
@@ -129,11 +91,7 @@ std::variant<TunnelConfig, std::string> load_tunnel_config(const std::string& pa
       c.listen = boost::asio::ip::udp::endpoint(v4 ? boost::asio::ip::udp::v4() : boost::asio::ip::udp::v6(), 0);
     }
     return c;
-  } catch (const ConfigError& e) {
-    return e.message;
-  } catch (const YAML::Exception& e) {
-    return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
-  }
+  });
 }
 
 }  // namespace egw::proxy

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "proxy/gateway.h"
+#include "tests/support/shell.h"
 #include "tunnel/error_codes.h"
 
 namespace egw::proxy {
@@ -27,16 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace asio = boost::asio;
 
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return out;
-  char buf[256];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
+using test_support::run_command;
 
 std::uint8_t pattern(std::uint64_t offset) { return static_cast<std::uint8_t>((offset * 131 + 7) % 251); }
 
@@ -206,7 +198,7 @@ class GatewayLoopback : public ::testing::Test {
   std::string key(const std::string& name) { return (dir_ / (name + ".key")).string(); }
   std::string make_key(const std::string& name) {
     EXPECT_EQ(std::system(("umask 077; wg genkey > " + key(name)).c_str()), 0) << "wg (wireguard-tools) is required";
-    return run("wg pubkey < " + key(name));
+    return run_command("wg pubkey < " + key(name));
   }
   std::string write(const std::string& name, const std::string& text) {
     const auto path = (dir_ / name).string();
@@ -365,7 +357,7 @@ TEST_F(GatewayLoopback, ReloadChangesTheAllowListWithoutDroppingTheTunnel) {
   EXPECT_TRUE(exchange(10, 10));
   auto next = load(write("hub2.yaml", "role: hub\nprivate_key_file: " + key("hub") +
                                           "\nlisten: 127.0.0.1:0\npeers:\n  - name: b1\n    public_key: " +
-                                          run("wg pubkey < " + key("branch")) +
+                                          run_command("wg pubkey < " + key("branch")) +
                                           "\n    allow: [\"127.0.0.2/32\"]\nscheduler: {policy: fair}\n"
                                           "metrics_listen: \"\"\nstatus_socket: \"\"\n"));
   std::promise<void> done;

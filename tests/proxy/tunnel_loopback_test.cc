@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "proxy/tunnel_config.h"
+#include "tests/support/shell.h"
 #include "proxy/tunnel_socket.h"
 #include "tunnel/crypto/keys.h"
 #include "tunnel/crypto/wg_key.h"
@@ -18,16 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return out;
-  char buf[256];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
+using test_support::run_command;
 
 class TunnelLoopback : public ::testing::Test {
  protected:
@@ -41,7 +33,7 @@ class TunnelLoopback : public ::testing::Test {
   std::string make_key(const std::string& name) {
     const std::string key = (dir_ / (name + ".key")).string();
     EXPECT_EQ(std::system(("umask 077; wg genkey > " + key).c_str()), 0) << "wg (wireguard-tools) is required";
-    return run("wg pubkey < " + key);
+    return run_command("wg pubkey < " + key);
   }
   std::string write(const std::string& name, const std::string& text) {
     const auto path = (dir_ / name).string();
