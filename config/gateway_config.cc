@@ -97,6 +97,9 @@ class Loader {
     c.endpoint.connection.pmtu_probe_ceiling_bytes = ceiling > 1200 ? ceiling : 0;
     c.endpoint.connection.max_receive_datagram_bytes = ceiling;
     c.endpoint.connection.keep_alive = !c.is_hub;  // the branch keeps its tunnel warm
+    // A PING after 5 s of silence, so a dead peer is noticed within
+    // SessionTimers::dead_peer_after (15 s) and its clients get resets.
+    c.endpoint.connection.keep_alive_interval = ms(5'000);
   }
 
   void peers(const YAML::Node& root, GatewayConfig& c) {

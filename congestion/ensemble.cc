@@ -236,6 +236,10 @@ struct Ensemble::Impl {
   // Sum of active members' tickets, each counted as it was when the member
   // became active (a join share's denominator; exact enough, and O(1)).
   std::uint64_t active_tickets = 0;
+  // Bytes in flight of current members (stream data): control packets (a
+  // keep-alive PING, MAX_DATA) and removed members' tails are not "others
+  // sending" that a newcomer must join behind.
+  ByteCount members_bytes_in_flight = 0;
   std::unique_ptr<Domain> shared;
   std::map<MemberId, std::unique_ptr<Domain>> member_domains;  // `none` only
   std::size_t retired_domains = 0;
@@ -387,15 +391,18 @@ void Ensemble::Impl::left_flight(const SentPacket& p) {
   auto it = members.find(p.member);
   if (it == members.end()) return;  // removed since, or the control member
   MemberState& m = it->second;
-  m.bytes_in_flight -= std::min(m.bytes_in_flight, p.bytes);
+  const ByteCount left = std::min(m.bytes_in_flight, p.bytes);
+  m.bytes_in_flight -= left;
+  members_bytes_in_flight -= std::min(members_bytes_in_flight, left);
   update_active(p.member, m);
 }
 
 void Ensemble::Impl::on_join(MemberId id, Instant now) {
   if (!coupled()) return;
   Domain& d = *shared;
-  // Nobody else is sending: the newcomer just starts with the window.
-  if (d.sent.bytes_in_flight() <= members.at(id).bytes_in_flight) return;
+  // Nobody else is sending stream data: the newcomer just starts with the
+  // window (a PING or MAX_DATA in flight is no flow to join behind).
+  if (members_bytes_in_flight <= members.at(id).bytes_in_flight) return;
   if (config.coupling == CouplingMode::n_flows) {
     // EFCM 2.4.1: the newcomer brings its initial window to the aggregate.
     const ByteCount ssthresh = d.law->ssthresh_bytes();
@@ -758,6 +765,7 @@ void Ensemble::remove_member(MemberId id, Instant /*now*/) {
     --m.active_members;
     m.active_tickets -= it->second.active_tickets;
   }
+  m.members_bytes_in_flight -= std::min(m.members_bytes_in_flight, it->second.bytes_in_flight);
   m.members.erase(it);
   m.scheduler.remove(id);
   m.joins.erase(id);
@@ -878,6 +886,7 @@ bool Ensemble::on_packet_sent(const SentPacket& packet) {
   auto member = m.members.find(packet.member);
   if (member != m.members.end()) {
     member->second.bytes_in_flight += packet.bytes;
+    m.members_bytes_in_flight += packet.bytes;
     m.update_active(packet.member, member->second);
   }
   if (auto it = m.joins.find(packet.member); it != m.joins.end()) {

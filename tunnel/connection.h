@@ -99,6 +99,10 @@ struct ConnectionConfig {
   // its keys) stays up between bursts: the branch keeps its tunnel warm and a
   // new client connection never waits for a handshake.
   bool keep_alive = false;
+  // Silence after which a PING goes (with streams open, or keep_alive); 0:
+  // idle_timeout / 2. Short enough and the session layer notices a dead
+  // peer quickly (SessionTimers::dead_peer_after): the PING goes unanswered.
+  Duration keep_alive_interval{0};
   // Seeds the choice of skipped packet numbers (optimistic-ACK defence,
   // RFC 9000 section 21.4); sans-IO, so not from the clock. Give each
   // connection its own (e.g. from the handshake's randomness). 0 disables

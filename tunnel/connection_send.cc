@@ -438,7 +438,9 @@ std::optional<Instant> Connection::Impl::keepalive_deadline() const {
   if (streams.empty() && !config.keep_alive) return std::nullopt;
   Instant since = last_activity;
   if (last_keepalive) since = std::max(since, *last_keepalive);
-  return since + config.idle_timeout / 2;
+  const Duration half = config.idle_timeout / 2;
+  const Duration interval = config.keep_alive_interval.count() > 0 ? std::min(config.keep_alive_interval, half) : half;
+  return since + interval;
 }
 
 std::optional<Instant> Connection::Impl::next_timeout() const {

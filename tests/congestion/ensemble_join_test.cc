@@ -60,6 +60,19 @@ TEST(EnsembleJoin, AckClockedJoinTakesOnePacketPerAckOfTheOthersInSlowStart) {
   EXPECT_EQ(picks_per_ack[5].size(), 2u);  // the join is over: plain slow start
 }
 
+// A keep-alive PING (or MAX_DATA) in flight is no flow to join behind: a
+// stream starting then gets the whole window at once, not a share released
+// over an RTT (which, before any RTT sample, is initial_rtt = 333 ms).
+TEST(EnsembleJoin, ControlPacketsInFlightAreNoFlowToJoinBehind) {
+  auto config = test_config();
+  config.join = JoinMode::ack_clocked;
+  Harness h(config);
+  h.send(kControlMember);  // a PING
+  h.ensemble.add_member(B, ContentClass::bulk, h.now);
+  h.ensemble.set_backlogged(B, true, h.now);
+  EXPECT_EQ(h.fill(B), 9);  // the window less the PING, at once
+}
+
 TEST(EnsembleJoin, AckClockedJoinHoldsTheIncreaseInCongestionAvoidance) {
   Harness h(test_config());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);

@@ -335,6 +335,32 @@ TEST(Session, ADeadPeerEndsTheConnectionAndSaysSo) {
   EXPECT_TRUE(down);
 }
 
+// The gateway's settings: an idle branch keeps its tunnel up with PINGs,
+// and notices a hub that died within dead_peer_after (not the idle timeout
+// plus a keep-alive interval, 45 s).
+TEST(Session, AKeptAliveBranchNoticesADeadHubWithinDeadPeerAfter) {
+  SessionPair pair;
+  pair.branch_config.connection.keep_alive = true;
+  pair.branch_config.connection.keep_alive_interval = ms(5'000);
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(60'000), [] {});  // two idle timeouts: kept alive, no stream ever
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(pair.branch_session().stats().connections_started, 1u);
+  SessionPair::session_events(pair.branch_session());
+  const Instant died = pair.now;
+  pair.tap = [](WireDatagram&) { return false; };  // the hub is gone
+  std::optional<Instant> down_at;
+  pair.run_for(ms(30'000), [&] {
+    for (const auto& e : SessionPair::session_events(pair.branch_session())) {
+      if (std::holds_alternative<SessionDown>(e) && !down_at) down_at = pair.now;
+    }
+  });
+  ASSERT_TRUE(down_at.has_value());
+  EXPECT_LE(*down_at - died, ms(15'100));
+  EXPECT_GE(*down_at - died, ms(10'000));
+}
+
 TEST(Session, HandshakeMessagesHaveExactSizesAndNoAmplification) {
   EXPECT_LT(kResponseBytes, kInitiationBytes);
   EXPECT_LT(kCookieReplyBytes, kInitiationBytes);

@@ -287,6 +287,9 @@ std::optional<Instant> Session::next_timeout() const {
   earliest(t, retire_previous_at_);
   if (connection_) {
     earliest(t, connection_->next_timeout());
+    if (last_send_ > last_authenticated_receive_) {
+      earliest(t, last_authenticated_receive_ + timers_.dead_peer_after);
+    }
     if (const Keypair* current = protection_->current()) {
       earliest(t, current->created_at + timers_.reject_after);
       if (initiator_ && !pending_) {
@@ -323,6 +326,13 @@ void Session::on_timeout(Instant now) {
     const Keypair* current = protection_->current();
     if (current && now - current->created_at >= timers_.reject_after) {
       end_connection("keys expired (no rekey within reject_after)", now);
+      return;
+    }
+    if (last_send_ > last_authenticated_receive_ && now - last_authenticated_receive_ >= timers_.dead_peer_after) {
+      end_connection("peer not responding for " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timers_.dead_peer_after).count()) +
+                         " s",
+                     now);
       return;
     }
     if (initiator_ && !pending_ && current && !connection_->is_closed()) {

@@ -61,6 +61,12 @@ struct SessionTimers {
   Duration handshake_retry = ms(1'000);     // first retry; doubles up to 5 s (+ jitter-free)
   Duration handshake_give_up = ms(90'000);  // WireGuard's REKEY_ATTEMPT_TIME
   Duration silence_rekey_after = ms(5'000);
+  // Either side: a connection that has sent (a keep-alive PING at least) and
+  // heard nothing authenticated for this long is dead; it ends, so its
+  // streams end and the gateway resets their TCP connections, instead of
+  // waiting out the idle timeout (WireGuard gives up on a silent peer after
+  // keepalive 10 s + rekey 5 s).
+  Duration dead_peer_after = ms(15'000);
   Duration min_initiation_interval = ms(20);  // WireGuard: a flooding peer is ignored
   std::uint64_t rekey_after_packets = std::uint64_t{1} << 60;
 };
