@@ -8,9 +8,12 @@
 //       thread per connection, until SIGTERM or SIGINT.
 //   tcp_perf run --connect ADDR:PORT --mode bulk|rr --streams N --seconds S
 //                [--request-bytes 64] [--response-bytes 64] [--cc NAME]
+//   tcp_perf run --connect ADDR:PORT --mode ttfb --connections N [--seconds S] ...
 //       Prints one JSON line on stdout:
 //       bulk: {"mode":"bulk","streams":N,"bytes":B,"seconds":T,"mbit_per_s":X}
 //       rr:   {"mode":"rr","requests":R,"seconds":T,"p50_us":A,"p99_us":B}
+//       ttfb: {"mode":"ttfb","connections":N,"seconds":T,"p50_us":..,"p90_us":..,"p99_us":..,
+//              "connect_p50_us":..,"connect_p90_us":..}
 //
 // Wire protocol (ours alone; it only needs an in-order byte stream, so it does
 // not depend on a proxy in the path, such as kcptun, forwarding a half-close):
@@ -23,6 +26,12 @@
 //   rr:   the client writes request-bytes, the server reads exactly that many and
 //         writes response-bytes back; one outstanding request per connection
 //         (ping-pong), TCP_NODELAY on both ends. p50/p99 over every request.
+//   ttfb: time to first byte of a new connection, N connections one after the
+//         other (until N or --seconds): from socket() until the whole response
+//         arrived, connect() + one write (hello and request together, as a
+//         client-first protocol sends its request) + the response; the rr
+//         server answers. connect_* = until connect() returned (the handshake,
+//         with whoever answers the SYN).
 //
 // --cc NAME sets TCP_CONGESTION on every socket (the listener passes it on to
 // accepted sockets): in a child network namespace only reno and bbr can be the
@@ -65,7 +74,8 @@ using Clock = std::chrono::steady_clock;
                "tcp_perf: %s\n"
                "usage: tcp_perf serve --listen ADDR:PORT [--cc NAME]\n"
                "       tcp_perf run --connect ADDR:PORT --mode bulk|rr --streams N --seconds S\n"
-               "                    [--request-bytes 64] [--response-bytes 64] [--cc NAME]\n",
+               "                    [--request-bytes 64] [--response-bytes 64] [--cc NAME]\n"
+               "       tcp_perf run --connect ADDR:PORT --mode ttfb --connections N [--seconds S] ...\n",
                msg);
   std::exit(2);
 }
@@ -227,6 +237,7 @@ struct RunOptions {
   std::string mode;
   std::string cc;
   int streams = 1;
+  int connections = 200;
   double seconds = 10;
   uint32_t request_bytes = 64;
   uint32_t response_bytes = 64;
@@ -339,6 +350,47 @@ int run_rr(const RunOptions& o) {
   return 0;
 }
 
+int run_ttfb(const RunOptions& o) {
+  socklen_t len = 0;
+  const sockaddr_storage addr = parse_addr(o.connect, &len);
+  std::vector<unsigned char> req(kHello + o.request_bytes, 'q');
+  req[0] = 'R';
+  put_u32(req.data() + 1, o.request_bytes);
+  put_u32(req.data() + 5, o.response_bytes);
+  std::vector<char> resp(o.response_bytes);
+  std::vector<double> ttfb_us, connect_us;
+  const auto start = Clock::now();
+  const auto deadline = start + run_length(o);
+  for (int i = 0; i < o.connections && Clock::now() < deadline; ++i) {
+    const auto t0 = Clock::now();
+    int fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die("socket");
+    set_cc(fd, o.cc);
+    set_nodelay(fd);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0) die(("connect " + o.connect).c_str());
+    const auto t1 = Clock::now();
+    if (!write_all(fd, req.data(), req.size()) || !read_exact(fd, resp.data(), resp.size())) {
+      std::fprintf(stderr, "tcp_perf: ttfb: %s\n", errno ? std::strerror(errno) : "EOF");
+      return 1;
+    }
+    const auto t2 = Clock::now();
+    ::close(fd);
+    connect_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    ttfb_us.push_back(std::chrono::duration<double, std::micro>(t2 - t0).count());
+  }
+  const double elapsed = secs(Clock::now() - start);
+  if (ttfb_us.empty()) return 1;
+  auto pct = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+  };
+  std::printf("{\"mode\":\"ttfb\",\"connections\":%zu,\"seconds\":%.6f,\"p50_us\":%.1f,\"p90_us\":%.1f,"
+              "\"p99_us\":%.1f,\"connect_p50_us\":%.1f,\"connect_p90_us\":%.1f}\n",
+              ttfb_us.size(), elapsed, pct(ttfb_us, 0.5), pct(ttfb_us, 0.9), pct(ttfb_us, 0.99),
+              pct(connect_us, 0.5), pct(connect_us, 0.9));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -361,6 +413,7 @@ int main(int argc, char** argv) {
     else if (a == "--mode") o.mode = v;
     else if (a == "--cc") o.cc = v;
     else if (a == "--streams") o.streams = static_cast<int>(number(1, 1024));
+    else if (a == "--connections") o.connections = static_cast<int>(number(1, 10'000'000));
     else if (a == "--request-bytes") o.request_bytes = static_cast<uint32_t>(number(1, kMaxMessage));
     else if (a == "--response-bytes") o.response_bytes = static_cast<uint32_t>(number(1, kMaxMessage));
     else if (a == "--seconds") {
@@ -377,7 +430,8 @@ int main(int argc, char** argv) {
     if (o.connect.empty()) usage("run needs --connect ADDR:PORT");
     if (o.mode == "bulk") return run_bulk(o);
     if (o.mode == "rr") return run_rr(o);
-    usage("--mode must be bulk or rr");
+    if (o.mode == "ttfb") return run_ttfb(o);
+    usage("--mode must be bulk, rr or ttfb");
   }
   usage("command must be serve or run");
 }

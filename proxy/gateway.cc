@@ -224,7 +224,10 @@ void Gateway::relay_finished(Relay& relay) {
   if (auto s = p.streams.find(relay.stream_id()); s != p.streams.end() && s->second == &relay) {
     p.streams.erase(s);
   }
-  p.sniffing.erase(&relay);
+  if (auto s = p.sniffing.find(&relay); s != p.sniffing.end()) {
+    sniff_bytes_ -= s->second.capacity();
+    p.sniffing.erase(s);
+  }
   const auto cls = static_cast<std::size_t>(relay.content_class());
   p.bytes_by_class_closed[cls] += relay.counters().bytes_to_server + relay.counters().bytes_to_client;
   if (draining_ && drained_) drain_tick();
@@ -239,10 +242,8 @@ std::uint64_t Gateway::memory_in_use() const {
       const tunnel::ConnectionStats cs = c->stats();
       bytes += cs.send_buffered_bytes + cs.recv_buffered_bytes;
     }
-    for (const auto& [r, relay] : p->relays) bytes += relay->pending_bytes();
-    for (const auto& [r, head] : p->sniffing) bytes += head.capacity();
   }
-  return bytes;
+  return bytes + relay_pending_bytes_ + sniff_bytes_;
 }
 
 std::string Gateway::admission_refusal(const Peer& peer) const {
@@ -422,8 +423,10 @@ void Gateway::on_response_bytes(Relay& relay, std::span<const std::byte> bytes) 
     return;
   }
   std::vector<std::byte>& head = it->second;
+  const std::size_t capacity_before = head.capacity();
   head.insert(head.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(
                                                             std::min(bytes.size(), kMaxSniffBytes - head.size())));
+  sniff_bytes_ += head.capacity() - capacity_before;
   const Classifier::ResponseDecision d = classifier_->classify_response(head);
   if (d.verdict == Classifier::ResponseVerdict::need_more && head.size() < kMaxSniffBytes) return;
   if (d.verdict == Classifier::ResponseVerdict::matched && d.cls != relay.content_class()) {
@@ -435,6 +438,7 @@ void Gateway::on_response_bytes(Relay& relay, std::span<const std::byte> bytes) 
     relay.set_content_class(d.cls);
   }
   relay.sniffing_response = false;
+  sniff_bytes_ -= head.capacity();
   p.sniffing.erase(it);
 }
 

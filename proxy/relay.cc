@@ -179,6 +179,7 @@ bool Relay::flush_pending() {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      account_pending();
       wait_writable();
       return false;
     }
@@ -188,7 +189,15 @@ bool Relay::flush_pending() {
   // Drained: give the memory back (a relay that went quiet holds nothing).
   std::vector<std::byte>().swap(pending_);
   pending_at_ = 0;
+  account_pending();
   return true;
+}
+
+void Relay::account_pending() {
+  const std::size_t now_pending = pending_bytes();
+  if (now_pending == accounted_pending_) return;
+  owner_.relay_pending_changed(static_cast<std::int64_t>(now_pending) - static_cast<std::int64_t>(accounted_pending_));
+  accounted_pending_ = now_pending;
 }
 
 void Relay::wait_readable() {
@@ -234,6 +243,7 @@ void Relay::finish() {
   finished_ = true;
   std::vector<std::byte>().swap(pending_);
   pending_at_ = 0;
+  account_pending();
   owner_.relay_finished(*this);
 }
 

@@ -56,6 +56,9 @@ class RelayOwner {
   virtual void relay_finished(Relay& relay) = 0;
   // Hub: the server's first bytes, for classification by Content-Type.
   virtual void on_response_bytes(Relay& relay, std::span<const std::byte> bytes) = 0;
+  // The relay's pending_bytes() changed by `delta`: the owner keeps the total
+  // for admission without visiting every relay.
+  virtual void relay_pending_changed(std::int64_t /*delta*/) {}
 };
 
 struct RelayCounters {
@@ -121,6 +124,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   void maybe_finish();
   void reset_socket();
   void finish();
+  void account_pending();  // tells the owner how pending_bytes() changed
 
   RelayOwner& owner_;
   boost::asio::ip::tcp::socket socket_;
@@ -135,6 +139,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
 
   std::vector<std::byte> pending_;  // stream bytes the socket did not take yet
   std::size_t pending_at_ = 0;
+  std::size_t accounted_pending_ = 0;  // pending_bytes() as last told to the owner
   bool stream_assigned_ = false;  // the stream exists (it may not be started yet)
   bool stream_started_ = false;
   bool socket_read_open_ = true;    // no EOF or error from the socket yet

@@ -300,6 +300,37 @@ TEST_F(GatewayLoopback, ConcurrentConnectionsAllComplete) {
   }
   EXPECT_EQ(snapshot(*branch_).connections_open, 0u);
   EXPECT_EQ(snapshot(*hub_).connections_open, 0u);
+  // Nothing buffered either: the running totals of the relays' bytes came back to 0.
+  for (int i = 0; i < 100 && (snapshot(*branch_).memory_in_use_bytes || snapshot(*hub_).memory_in_use_bytes); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(snapshot(*branch_).memory_in_use_bytes, 0u);
+  EXPECT_EQ(snapshot(*hub_).memory_in_use_bytes, 0u);
+}
+
+TEST_F(GatewayLoopback, MemoryInUseCountsAStalledDownloadThenReturnsToZero) {
+  const int fd = tcp_socket_to(listener_port_);
+  ASSERT_GE(fd, 0);
+  const std::size_t down = 40'000'000;  // more than the kernel's buffers: the branch holds the rest
+  const std::string head = std::to_string(down) + "\n";
+  ASSERT_TRUE(send_all(fd, std::vector<std::uint8_t>(head.begin(), head.end())));
+  ::shutdown(fd, SHUT_WR);
+  std::uint64_t held = 0;
+  for (int i = 0; i < 100 && held == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    held = snapshot(*branch_).memory_in_use_bytes;
+  }
+  EXPECT_GT(held, 0u);
+  int error = 0;
+  const auto reply = read_all(fd, &error);
+  ::close(fd);
+  EXPECT_EQ(error, 0);
+  EXPECT_EQ(reply.size(), 2u + down);
+  for (int i = 0; i < 100 && (snapshot(*branch_).memory_in_use_bytes || snapshot(*hub_).memory_in_use_bytes); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(snapshot(*branch_).memory_in_use_bytes, 0u);
+  EXPECT_EQ(snapshot(*hub_).memory_in_use_bytes, 0u);
 }
 
 TEST_F(GatewayLoopback, RefusedDestinationResetsTheClient) {
