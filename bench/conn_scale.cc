@@ -48,6 +48,8 @@
 #include <string_view>
 #include <vector>
 
+#include "socket_address.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -69,24 +71,13 @@ using Clock = std::chrono::steady_clock;
 }
 
 sockaddr_storage parse_addr(const std::string& s, socklen_t* len) {
-  auto colon = s.rfind(':');
-  if (colon == std::string::npos) usage("address must be ADDR:PORT");
-  std::string host = s.substr(0, colon);
-  std::string port = s.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV | (host.empty() ? AI_PASSIVE : 0);
-  addrinfo* res = nullptr;
-  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &res); rc != 0) {
-    std::fprintf(stderr, "conn_scale: %s: %s\n", s.c_str(), gai_strerror(rc));
+  std::string error;
+  const auto addr = egw::bench::parse_socket_address(s, len, &error);
+  if (!addr) {
+    std::fprintf(stderr, "conn_scale: %s\n", error.c_str());
     std::exit(2);
   }
-  sockaddr_storage out{};
-  std::memcpy(&out, res->ai_addr, res->ai_addrlen);
-  *len = res->ai_addrlen;
-  freeaddrinfo(res);
-  return out;
+  return *addr;
 }
 
 void raise_nofile() {
