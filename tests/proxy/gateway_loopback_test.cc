@@ -316,7 +316,8 @@ TEST_F(GatewayLoopback, MemoryInUseCountsAStalledDownloadThenReturnsToZero) {
   ASSERT_TRUE(send_all(fd, std::vector<std::uint8_t>(head.begin(), head.end())));
   ::shutdown(fd, SHUT_WR);
   std::uint64_t held = 0;
-  for (int i = 0; i < 100 && held == 0; ++i) {
+  // Up to 15 s: under ASan the server needs seconds to build its 40 MB reply.
+  for (int i = 0; i < 750 && held == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     held = snapshot(*branch_).memory_in_use_bytes;
   }
