@@ -454,8 +454,7 @@ void Gateway::every_second() {
       p->waiting_for_tunnel.pop_front();
     }
   }
-  static int seconds = 0;
-  if (++seconds % kCacheSaveEverySeconds == 0) {
+  if (++ticks_ % kCacheSaveEverySeconds == 0) {
     if (auto err = save_cache()) spdlog::warn("temporal cache {}: {}", config_.cache_file, *err);
   }
   if (on_tick_) on_tick_();

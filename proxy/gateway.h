@@ -132,6 +132,7 @@ class Gateway final : public RelayOwner {
   DestinationResolver resolve_destination_;
   std::optional<Instant> drain_deadline_;
   bool draining_ = false;
+  std::uint64_t ticks_ = 0;  // every_second() calls: the cache is saved every kCacheSaveEverySeconds
   Counters counters_;
   // memory_in_use()'s parts that live in the relays, kept as running totals
   // (admission asks for every new connection: visiting every relay made
