@@ -1,0 +1,236 @@
+"""What a user would run instead, and ensemble-gw's variants, all in one lab at once.
+
+Each contender reaches the web server at its own port (and, for WireGuard, its
+own server addresses), so every one of them is up during the whole run and a
+workload picks one by its target. All cross the same emulated link.
+
+  cubic, bbr     direct kernel TCP, client to server, routed by branch and hub
+                 (the server's listening socket chooses the congestion control)
+  wireguard      upstream wireguard-go between branch and hub, kernel TCP
+                 (cubic) inside; the server's 10.N.4.x addresses route through it
+  kcptun         kcptun client at the branch (nftables redirect of the port),
+                 server at the hub; windows raised as its docs advise
+  egw-*          an ensemble-gw pair with that variant's `ensemble` /
+                 `scheduler` / `temporal_cache` settings; the branch's nftables
+                 redirect of the port to the variant's listener
+`cold(lab)` before a first access: the kernel's tcp_metrics flushed (Linux
+caches ssthresh per destination), an ensemble-gw pair restarted (a new
+ensemble, an empty temporal cache).
+"""
+import os
+import subprocess
+
+from netlab import (BUILD, DC, DC_WG, HUB_WAN, LAN, NET, in_ns, nft, nsh, port_listening, server_ip, sh,
+                    wait_until)
+
+PEERS = os.path.join(BUILD, "peers", "bin")
+GW = os.path.join(BUILD, "ensemble-gw")
+KCPTUN_OPTS = ["-mode", "fast3", "-nocomp", "-sndwnd", "2048", "-rcvwnd", "2048",
+               "-sockbuf", "16777217", "-crypt", "aes", "-key", "egw-wan-lab", "-quiet"]
+
+# ensemble-gw variants: YAML merged into both gateways' configs. `egw` is the
+# product's defaults (nothing overridden).
+EGW_VARIANTS = {
+    "egw": "",
+    "egw-none": "ensemble:\n  coupling: none\n",
+    "egw-nflows": "ensemble:\n  coupling: n_flows\n",
+    "egw-cubic": "ensemble:\n  window_law: cubic\n",
+    "egw-fair": "scheduler:\n  policy: fair\n",
+    "egw-decay": "scheduler:\n  policy: decay\n",
+    "egw-preempt": "scheduler:\n  policy: preempt\n",
+    "egw-nocache": "temporal_cache:\n  capacity: 0\n",
+}
+LABELS = {
+    "cubic": "direct TCP (CUBIC)", "bbr": "direct TCP (BBR)", "wireguard": "wireguard-go + CUBIC",
+    "kcptun": "kcptun", "egw": "ensemble-gw (defaults)", "egw-none": "ensemble-gw, uncoupled",
+    "egw-nflows": "ensemble-gw, n_flows", "egw-cubic": "ensemble-gw, cubic law",
+    "egw-fair": "ensemble-gw, fair", "egw-decay": "ensemble-gw, decay",
+    "egw-preempt": "ensemble-gw, HTML-preempt", "egw-nocache": "ensemble-gw, no temporal cache",
+}
+
+
+def wg_keypair():
+    priv = sh("wg", "genkey", capture=True).strip()
+    pub = subprocess.run(["wg", "pubkey"], input=priv + "\n", text=True, capture_output=True,
+                         check=True).stdout.strip()
+    return priv, pub
+
+
+def write_secret(path, text):
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        f.write(text + "\n")
+
+
+class Contender:
+    def __init__(self, key, index):
+        self.key = key
+        self.port = 8001 + index  # the server port this contender's connections go to
+        self.cc = "bbr" if key == "bbr" else "cubic"
+
+    @property
+    def label(self):
+        return LABELS.get(self.key, self.key)
+
+    def target(self, server=0):
+        return [server_ip(server, via_wg=self.key == "wireguard"), self.port]
+
+    def setup(self, lab):
+        pass
+
+    def cold(self, lab):
+        for role in ("client", "server"):
+            nsh(role, "ip", "tcp_metrics", "flush", check=False, stderr=subprocess.DEVNULL)
+
+
+class Direct(Contender):
+    pass
+
+
+class WireGuard(Contender):
+    DEVS = {"branch": ("egwl-wgb", f"10.{NET}.9.1", LAN), "hub": ("egwl-wgh", f"10.{NET}.9.2", DC_WG)}
+
+    def setup(self, lab):
+        wg_go = os.path.join(PEERS, "wireguard-go")
+        keys = {}
+        for role, (dev, _, _) in self.DEVS.items():
+            priv, pub = wg_keypair()
+            path = os.path.join(lab.tmp, f"{dev}.key")
+            write_secret(path, priv)
+            keys[role] = (path, pub)
+            lab.spawn(dev, role, wg_go, "-f", dev, env={"WG_PROCESS_FOREGROUND": "1", "LOG_LEVEL": "error"})
+        for dev, _, _ in self.DEVS.values():
+            wait_until(lambda: os.path.exists(f"/var/run/wireguard/{dev}.sock"), 5, f"wireguard-go {dev}")
+        for role, (dev, ip, _) in self.DEVS.items():
+            other = "hub" if role == "branch" else "branch"
+            _, oip, onet = self.DEVS[other]
+            cmd = ["wg", "set", dev, "private-key", keys[role][0], "listen-port", "51820",
+                   "peer", keys[other][1], "allowed-ips", f"{oip}/32,{onet}"]
+            if role == "branch":
+                cmd += ["endpoint", f"{HUB_WAN}:51820"]
+            nsh(role, *cmd)
+            nsh(role, "ip", "addr", "add", f"{ip}/24", "dev", dev)
+            nsh(role, "ip", "link", "set", dev, "up")
+        nsh("branch", "ip", "route", "replace", DC_WG, "dev", "egwl-wgb")
+        # Replies from the server's WireGuard addresses go back through the tunnel.
+        nsh("hub", "ip", "route", "add", LAN, "dev", "egwl-wgh", "table", "200")
+        nsh("hub", "ip", "rule", "add", "from", DC_WG, "lookup", "200")
+
+    @staticmethod
+    def teardown():
+        for dev, _, _ in WireGuard.DEVS.values():
+            try:
+                os.unlink(f"/var/run/wireguard/{dev}.sock")
+            except OSError:
+                pass
+
+
+class Kcptun(Contender):
+    def setup(self, lab):
+        lab.spawn("kcptun-server", "hub", os.path.join(PEERS, "kcptun-server"),
+                  "-l", f"{HUB_WAN}:29900", "-t", f"{server_ip(0)}:{self.port}", *KCPTUN_OPTS)
+        lab.spawn("kcptun-client", "branch", os.path.join(PEERS, "kcptun-client"),
+                  "-l", ":12948", "-r", f"{HUB_WAN}:29900", *KCPTUN_OPTS)
+        wait_until(lambda: port_listening("hub", 29900, udp=True), 5, "kcptun-server")
+        wait_until(lambda: port_listening("branch", 12948), 5, "kcptun-client")
+        nft("branch", f"""table inet egwl_kcptun {{
+  chain prerouting {{
+    type nat hook prerouting priority dstnat; policy accept;
+    ip saddr {LAN} tcp dport {self.port} redirect to :12948
+  }}
+}}""")
+
+    def cold(self, lab):
+        pass  # kcptun keeps no path state: fixed windows
+
+
+class Gateway(Contender):
+    """An ensemble-gw pair; index i uses tunnel port 52000+i, listener 15100+i."""
+
+    def __init__(self, key, index):
+        super().__init__(key, index)
+        self.i = index
+        self.listener = 15100 + index
+        self.udp = 52000 + index
+        self.extra = EGW_VARIANTS[key]
+        self.configured = False
+
+    def _configs(self, lab, log_level="warn"):
+        t = lab.tmp
+        keys = {}
+        for role in ("branch", "hub"):
+            priv, pub = wg_keypair()
+            write_secret(os.path.join(t, f"{self.key}-{role}.key"), priv)
+            keys[role] = pub
+        common = f"metrics_listen: 127.0.0.1:{9500 + self.i}\nlog_level: {log_level}\n{self.extra}"
+        with open(os.path.join(t, f"{self.key}-branch.yaml"), "w") as f:
+            f.write(f"""role: branch
+private_key_file: {t}/{self.key}-branch.key
+peers:
+  - name: hub
+    public_key: {keys['hub']}
+    endpoint: {HUB_WAN}:{self.udp}
+interception:
+  mode: none
+  listen: "0.0.0.0:{self.listener}"
+status_socket: {t}/{self.key}-branch.sock
+{common}""")
+        with open(os.path.join(t, f"{self.key}-hub.yaml"), "w") as f:
+            f.write(f"""role: hub
+private_key_file: {t}/{self.key}-hub.key
+listen: 0.0.0.0:{self.udp}
+peers:
+  - name: branch
+    public_key: {keys['branch']}
+    allow: [{DC}]
+status_socket: {t}/{self.key}-hub.sock
+{common}""")
+
+    def setup(self, lab):
+        self._configs(lab)
+        nft("branch", f"""table inet egwl_{self.key.replace('-', '_')} {{
+  chain prerouting {{
+    type nat hook prerouting priority dstnat; policy accept;
+    ip saddr {LAN} tcp dport {self.port} redirect to :{self.listener}
+  }}
+}}""")
+        self.start(lab)
+
+    def start(self, lab):
+        t = lab.tmp
+        lab.spawn(f"{self.key}-hub", "hub", GW, "run", "-c", f"{t}/{self.key}-hub.yaml")
+        wait_until(lambda: port_listening("hub", self.udp, udp=True), 10, f"{self.key} hub")
+        lab.spawn(f"{self.key}-branch", "branch", GW, "run", "-c", f"{t}/{self.key}-branch.yaml")
+        wait_until(lambda: port_listening("branch", self.listener), 10, f"{self.key} branch")
+
+    def cold(self, lab):
+        lab.stop(f"{self.key}-branch")
+        lab.stop(f"{self.key}-hub")
+        self.start(lab)
+
+
+def make(keys):
+    out = []
+    for i, key in enumerate(keys):
+        if key in ("cubic", "bbr"):
+            out.append(Direct(key, i))
+        elif key == "wireguard":
+            out.append(WireGuard(key, i))
+        elif key == "kcptun":
+            out.append(Kcptun(key, i))
+        elif key in EGW_VARIANTS:
+            out.append(Gateway(key, i))
+        else:
+            raise SystemExit(f"unknown contender {key!r} (known: cubic, bbr, wireguard, kcptun, "
+                             f"{', '.join(EGW_VARIANTS)})")
+    return out
+
+
+def start_server(lab, contenders):
+    """The web server, one port per contender with its congestion control."""
+    lab.spawn("webserve", "server", "/usr/bin/python3", os.path.join(os.path.dirname(__file__), "webserve.py"),
+              *(f"{c.port}:{c.cc}" for c in contenders))
+    for c in contenders:
+        wait_until(lambda: port_listening("server", c.port), 10, f"web server port {c.port}")
+
+
+__all__ = ["make", "start_server", "Contender", "LABELS", "EGW_VARIANTS", "in_ns"]

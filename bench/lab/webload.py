@@ -1,0 +1,188 @@
+#!/usr/bin/python3
+"""The WAN lab's client: runs one job (JSON on argv[1]) and prints one JSON result.
+
+Jobs (times in seconds from the job's start; every fetch is a new TCP
+connection, HTTP/1.0, unless said otherwise):
+  {"kind": "pages", "pages": [PAGE, ...]}
+      PAGE = {"target": [ip, port], "src": ip, "start_s": 0, "concurrency": 4 (0 = unlimited),
+              "root": true, "objects": [[bytes, class], ...]}
+      With root, the first object is fetched alone and the rest once it has
+      arrived (E-TCP section 4); without, all at once. At most `concurrency`
+      fetches of a page are outstanding. Result per page: html_s (the last
+      HTML object done), page_s (everything done), per object start/end.
+  {"kind": "flows", "flows": [FLOW, ...], "sample_bytes": 16384}
+      FLOW = {"target": [ip, port], "src": ip, "start_s": 0, "bytes": N, "class": "bulk",
+              "stop_s": optional (close the flow then, e.g. bulk flows for fairness),
+              "idle": true (connect, send nothing, close at stop_s: an idle member)}
+      Result per flow: start, end, bytes, and a time-sequence (t, bytes) every
+      sample_bytes (receiver side).
+  {"kind": "bursts", "target": [ip, port], "src": ip, "bytes": N, "at_s": [0, 5]}
+      One HTTP/1.1 connection, one request per entry of at_s: each burst's
+      duration, from request to last byte (TCP fast start's bursty connection).
+A fetch that ends early (reset, EOF before Content-Length) is an error in the
+result, never a silent short transfer. CC (client sockets): $WEBLOAD_CC, cubic.
+"""
+import asyncio
+import json
+import os
+import socket
+import sys
+import time
+
+CC = os.environ.get("WEBLOAD_CC", "cubic").encode()
+T0 = time.monotonic()
+
+
+def now():
+    return time.monotonic() - T0
+
+
+async def connect(target, src):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, CC)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if src:
+        s.bind((src, 0))
+    s.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(s, tuple(target))
+    return await asyncio.open_connection(sock=s, limit=1 << 20)
+
+
+async def read_response(reader, on_bytes=None):
+    """Body bytes of one response; raises on a short or malformed one."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = None
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        if k.strip().lower() == b"content-length":
+            length = int(v)
+    if length is None or not head.startswith(b"HTTP/1.") or b" 200 " not in head.split(b"\r\n")[0]:
+        raise RuntimeError(f"bad response head {head[:80]!r}")
+    got = 0
+    while got < length:
+        chunk = await reader.read(min(1 << 20, length - got))
+        if not chunk:
+            raise RuntimeError(f"EOF after {got} of {length} bytes")
+        got += len(chunk)
+        if on_bytes:
+            on_bytes(got)
+    return got
+
+
+async def fetch(target, src, size, cls, on_bytes=None, stop_at=None):
+    r = {"start": now(), "bytes": 0}
+    writer = None
+    try:
+        reader, writer = await connect(target, src)
+        r["connected"] = now()
+        writer.write(f"GET /obj/{size}/{cls} HTTP/1.0\r\nHost: lab\r\n\r\n".encode())
+
+        def seen(n):
+            r["bytes"] = n
+            if on_bytes:
+                on_bytes(n)
+        if stop_at is None:
+            await read_response(reader, seen)
+        else:  # a bulk flow, stopped at stop_at: its bytes so far are the result
+            try:
+                await asyncio.wait_for(read_response(reader, seen), max(0.0, stop_at - now()))
+            except asyncio.TimeoutError:
+                r["stopped"] = True
+        r["end"] = now()
+    except (OSError, RuntimeError, asyncio.IncompleteReadError, ValueError) as e:
+        r["error"] = f"{type(e).__name__}: {e}"
+        r["end"] = now()
+    finally:
+        if writer:
+            writer.close()
+    return r
+
+
+async def load_page(page):
+    await asyncio.sleep(max(0.0, page.get("start_s", 0) - now()))
+    t0 = now()
+    objs = page["objects"]
+    limit = page.get("concurrency", 4) or len(objs)
+    sem = asyncio.Semaphore(limit)
+
+    async def one(size, cls):
+        async with sem:
+            return await fetch(page["target"], page.get("src"), size, cls)
+
+    results = []
+    rest = objs
+    if page.get("root", True):
+        results.append(await one(*objs[0]))
+        rest = objs[1:]
+    results += await asyncio.gather(*(one(size, cls) for size, cls in rest))
+    html_ends = [r["end"] for r, (_, cls) in zip(results, objs) if cls == "html"]
+    return {"start": t0, "html_s": (max(html_ends) - t0) if html_ends else None,
+            "page_s": max(r["end"] for r in results) - t0,
+            "errors": [r["error"] for r in results if "error" in r],
+            "objects": [{"start": round(r["start"] - t0, 6), "end": round(r["end"] - t0, 6), "bytes": r["bytes"]}
+                        for r in results]}
+
+
+async def hold_idle(flow):
+    """A connection that sends nothing until stop_s (an idle member)."""
+    r = {"start": now(), "bytes": 0, "samples": []}
+    try:
+        _, writer = await connect(flow["target"], flow.get("src"))
+        await asyncio.sleep(max(0.0, flow["stop_s"] - now()))
+        writer.close()
+    except OSError as e:
+        r["error"] = f"{type(e).__name__}: {e}"
+    r["end"] = now()
+    return r
+
+
+async def run_flow(flow, sample_bytes):
+    await asyncio.sleep(max(0.0, flow.get("start_s", 0) - now()))
+    if flow.get("idle"):
+        return await hold_idle(flow)
+    samples = [(now(), 0)]
+    nxt = [sample_bytes]
+
+    def on_bytes(n):
+        if n >= nxt[0]:
+            samples.append((now(), n))
+            nxt[0] = n + sample_bytes
+    r = await fetch(flow["target"], flow.get("src"), flow["bytes"], flow.get("class", "bulk"),
+                    on_bytes, flow.get("stop_s"))
+    samples.append((r["end"], r["bytes"]))
+    r["samples"] = [(round(t, 6), b) for t, b in samples]
+    return r
+
+
+async def run_bursts(job):
+    reader, writer = await connect(job["target"], job.get("src"))
+    out = []
+    try:
+        for at in job["at_s"]:
+            await asyncio.sleep(max(0.0, at - now()))
+            t = now()
+            writer.write(f"GET /obj/{job['bytes']}/{job.get('class', 'image')} HTTP/1.1\r\nHost: lab\r\n\r\n".encode())
+            n = await read_response(reader)
+            out.append({"start": t, "seconds": now() - t, "bytes": n})
+    except (OSError, RuntimeError, asyncio.IncompleteReadError, ValueError) as e:
+        out.append({"error": f"{type(e).__name__}: {e}"})
+    finally:
+        writer.close()
+    return {"bursts": out}
+
+
+async def main(job):
+    kind = job["kind"]
+    if kind == "pages":
+        return {"pages": await asyncio.gather(*(load_page(p) for p in job["pages"]))}
+    if kind == "flows":
+        return {"flows": await asyncio.gather(*(run_flow(f, job.get("sample_bytes", 16384)) for f in job["flows"]))}
+    if kind == "bursts":
+        return await run_bursts(job)
+    raise SystemExit(f"webload: unknown job kind {kind!r}")
+
+
+if __name__ == "__main__":
+    job = json.loads(sys.argv[1])
+    result = asyncio.run(asyncio.wait_for(main(job), job.get("timeout_s", 300)))
+    print(json.dumps(result))

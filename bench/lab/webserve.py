@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""The WAN lab's web server: a real HTTP/1.x server for the page and flow workloads.
+
+  webserve.py PORT:CC [PORT:CC ...]       (listens on 0.0.0.0; CC = cubic, bbr, reno)
+
+GET /obj/<bytes>/<class> answers <bytes> body bytes with the class's
+Content-Type (html text/html, script application/javascript, image
+image/png, bulk application/octet-stream), so the hub classifies the response
+as a browser's server would make it. HTTP/1.0 closes after the response;
+HTTP/1.1 keeps the connection for the next request (the burst-after-idle
+workload). The congestion control is set on the listening socket, so every
+accepted connection sends with it. Prints "ready" once every port listens.
+"""
+import asyncio
+import socket
+import sys
+
+TYPES = {"html": "text/html", "script": "application/javascript", "image": "image/png",
+         "bulk": "application/octet-stream"}
+CHUNK = b"x" * 65536
+
+
+async def serve_one(reader, writer):
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            line = head.split(b"\r\n", 1)[0].decode("latin-1").split()
+            parts = line[1].split("/") if len(line) == 3 else []
+            if len(parts) != 4 or parts[1] != "obj" or parts[3] not in TYPES:
+                writer.write(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                break
+            size = int(parts[2])
+            keep = line[2] == "HTTP/1.1" and b"connection: close" not in head.lower()
+            # The head and the first body bytes in one write: one segment, as a
+            # real server's response would leave.
+            first = min(size, len(CHUNK))
+            writer.write(f"{line[2]} 200 OK\r\nContent-Type: {TYPES[parts[3]]}\r\n"
+                         f"Content-Length: {size}\r\n\r\n".encode() + CHUNK[:first])
+            left = size - first
+            while left > 0:
+                n = min(left, len(CHUNK))
+                writer.write(CHUNK[:n])
+                left -= n
+                await writer.drain()
+            await writer.drain()
+            if not keep:
+                break
+    except (asyncio.IncompleteReadError, ConnectionError, ValueError, IndexError):
+        pass
+    finally:
+        try:
+            writer.close()
+            await writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+async def main(specs):
+    servers = []
+    for spec in specs:
+        port, cc = spec.split(":")
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+        s.bind(("0.0.0.0", int(port)))
+        s.listen(4096)
+        servers.append(await asyncio.start_server(serve_one, sock=s))
+    print("ready", flush=True)
+    await asyncio.gather(*(s.serve_forever() for s in servers))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:]))
