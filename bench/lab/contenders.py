@@ -20,7 +20,7 @@ ensemble, an empty temporal cache).
 import os
 import subprocess
 
-from netlab import (BUILD, DC, DC_WG, HUB_WAN, LAN, NET, in_ns, nft, nsh, port_listening, server_ip, sh,
+from netlab import (BUILD, DC, DC_WG, HUB_WAN, LAN, NET, PREFIX, in_ns, nft, nsh, port_listening, server_ip, sh,
                     wait_until)
 
 PEERS = os.path.join(BUILD, "peers", "bin")
@@ -87,7 +87,7 @@ class Direct(Contender):
 
 
 class WireGuard(Contender):
-    DEVS = {"branch": ("egwl-wgb", f"10.{NET}.9.1", LAN), "hub": ("egwl-wgh", f"10.{NET}.9.2", DC_WG)}
+    DEVS = {"branch": (f"{PREFIX}-wgb", f"10.{NET}.9.1", LAN), "hub": (f"{PREFIX}-wgh", f"10.{NET}.9.2", DC_WG)}
 
     def setup(self, lab):
         wg_go = os.path.join(PEERS, "wireguard-go")
@@ -110,9 +110,9 @@ class WireGuard(Contender):
             nsh(role, *cmd)
             nsh(role, "ip", "addr", "add", f"{ip}/24", "dev", dev)
             nsh(role, "ip", "link", "set", dev, "up")
-        nsh("branch", "ip", "route", "replace", DC_WG, "dev", "egwl-wgb")
+        nsh("branch", "ip", "route", "replace", DC_WG, "dev", f"{PREFIX}-wgb")
         # Replies from the server's WireGuard addresses go back through the tunnel.
-        nsh("hub", "ip", "route", "add", LAN, "dev", "egwl-wgh", "table", "200")
+        nsh("hub", "ip", "route", "add", LAN, "dev", f"{PREFIX}-wgh", "table", "200")
         nsh("hub", "ip", "rule", "add", "from", DC_WG, "lookup", "200")
 
     @staticmethod

@@ -26,7 +26,9 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 BUILD = os.environ.get("EGW_BUILD", os.path.join(ROOT, "build"))  # ctest sets it to its tree
 WANEM = os.environ.get("EGW_WANEM", os.path.join(BUILD, "bench", "wanem"))
 
-PREFIX, NET = "egwl", 96
+# Another run beside this one needs its own: EGW_LAB_PREFIX=egwk EGW_LAB_NET=97.
+PREFIX = os.environ.get("EGW_LAB_PREFIX", "egwl")
+NET = int(os.environ.get("EGW_LAB_NET", "96"))
 HOSTS = 13  # addresses per end host: client 10.N.1.2-14, server 10.N.2.2-14 and 10.N.4.2-14
 LAN = f"10.{NET}.1.0/24"
 DC = f"10.{NET}.2.0/24"
