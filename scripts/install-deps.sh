@@ -14,6 +14,7 @@ packages=(
   wireguard-tools iproute2 nftables                  # keys (wg genkey), netns lab
   ethtool                                            # bench/secure_tunnel: records the veth offloads
   python3 python3-venv                               # Noise interop test (build/pyenv)
+  docker-compose                                     # tests/docker: validates docker/*.yml (no engine needed)
 )
 
 missing=()
