@@ -13,10 +13,23 @@ peer=${EGW_WAN_PEER:?EGW_WAN_PEER: the address of the hub}
 dev=$(ip -o route get "$peer" | sed -n -E 's/.* dev ([^ ]+).*/\1/p')
 [[ -n $dev ]] || { echo "wan-emulator: no route to $peer" >&2; exit 1; }
 netem=(delay "${EGW_WAN_DELAY:-40ms}" loss "${EGW_WAN_LOSS:-0%}" rate "${EGW_WAN_RATE:-20mbit}")
+
+# The qdisc goes however the script ends, so the traps come before it (as
+# process 1 of a container, a signal without a handler would be ignored). A
+# signal sent to the whole process group may also hit the sleeper (then gone:
+# no error) and the cleanup's own tc (ignored here, so ignored by tc too:
+# ignored signals stay ignored across exec).
+sleeper=
+cleanup() {
+  trap "" TERM INT
+  [[ -z $sleeper ]] || kill "$sleeper" 2>/dev/null || true
+  tc qdisc del dev "$dev" root 2>/dev/null || true
+  echo "wan-emulator: removed"
+}
+trap cleanup EXIT
+trap 'exit 0' TERM INT
 tc qdisc replace dev "$dev" root netem "${netem[@]}"
 echo "wan-emulator: $dev (towards $peer): netem ${netem[*]}"
-
 sleep infinity &
 sleeper=$!
-trap 'kill $sleeper; tc qdisc del dev "$dev" root 2>/dev/null; echo "wan-emulator: removed"; exit 0' TERM INT
 wait
