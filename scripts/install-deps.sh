@@ -15,6 +15,7 @@ packages=(
   ethtool                                            # bench/secure_tunnel: records the veth offloads
   python3 python3-venv                               # Noise interop test (build/pyenv)
   python3-matplotlib                                 # bench/run's plots
+  docker-compose                                     # tests/docker: validates docker/*.yml (no engine needed)
 )
 
 missing=()

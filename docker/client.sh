@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The demo's client (a host on the branch's LAN): routes through the branch
+# gateway, as a LAN host whose default route is the gateway, then fetches the
+# web server's page and prints it. Also run by tests/docker/entrypoint_netns_test.sh.
+#
+#   EGW_GATEWAY=10.95.1.2       the branch's LAN address: the new default route
+#   EGW_URL=http://10.95.2.10/  the page (behind the hub)
+#   EGW_FETCH_EVERY=0           0: fetch once and exit (status 0 on success);
+#                               N: fetch again every N seconds, for ever
+#   EGW_FETCH_TRIES=60          attempts, 2 s apart, before the first page
+set -euo pipefail
+
+gateway=${EGW_GATEWAY:?EGW_GATEWAY: the LAN address of the branch gateway}
+url=${EGW_URL:?EGW_URL: the page to fetch}
+every=${EGW_FETCH_EVERY:-0}
+
+# A LAN host's only change: its default route is the gateway (needs NET_ADMIN
+# in the container; a real LAN gets it from DHCP or its router).
+ip route replace default via "$gateway"
+echo "client: default route via $gateway; fetching $url"
+
+fetch() { curl -sS --max-time 5 "$url"; }
+err=$(mktemp)
+ok=0
+for ((i = 0; i < ${EGW_FETCH_TRIES:-60}; i++)); do
+  if page=$(fetch 2>"$err"); then ok=1; break; fi
+  echo "client: not yet ($(head -c 100 "$err")), retrying"
+  sleep 2
+done
+((ok)) || { echo "client: no page from $url" >&2; exit 1; }
+echo "client: the page, through the tunnel:"
+echo "$page"
+((every > 0)) || exit 0
+while sleep "$every"; do
+  if page=$(fetch 2>&1); then
+    echo "client: $(date +%T) $url: $(wc -c <<<"$page") bytes"
+  else
+    echo "client: $(date +%T) $url: $page"
+  fi
+done
