@@ -184,7 +184,8 @@ class Loader {
   void ensemble(const YAML::Node& n, congestion::EnsembleConfig& e) {
     if (!n) return;
     const std::string s = "ensemble";
-    r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume"});
+    r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
+                        "slow_start", "recovery"});
     const std::string key = r_.string_or(n, "key", s + ".key", "peer");
     if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
     const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
@@ -204,6 +205,18 @@ class Loader {
     else if (join == "paced") e.join = congestion::JoinMode::paced;
     else r_.fail(n["join"], s + ".join", "expected ack_clocked, immediate or paced");
     e.resume.enabled = r_.boolean_or(n, "careful_resume", s + ".careful_resume", true);
+    if (n["slow_start"]) {
+      const std::string ss = r_.string(n, "slow_start", s + ".slow_start");
+      if (ss == "standard") e.slow_start = congestion::SlowStart::standard;
+      else if (ss == "hystart") e.slow_start = congestion::SlowStart::hystart_pp;
+      else r_.fail(n["slow_start"], s + ".slow_start", "expected standard or hystart");
+    }
+    if (n["recovery"]) {
+      const std::string rec = r_.string(n, "recovery", s + ".recovery");
+      if (rec == "gate") e.recovery = congestion::Recovery::gate;
+      else if (rec == "prr") e.recovery = congestion::Recovery::prr;
+      else r_.fail(n["recovery"], s + ".recovery", "expected gate or prr");
+    }
   }
 
   congestion::SchedulerConfig scheduler(const YAML::Node& n) {

@@ -39,6 +39,9 @@ EGW_VARIANTS = {
     "egw-decay": "scheduler:\n  policy: decay\n",
     "egw-preempt": "scheduler:\n  policy: preempt\n",
     "egw-nocache": "temporal_cache:\n  capacity: 0\n",
+    "egw-hystart": "ensemble:\n  slow_start: hystart\n",
+    "egw-prr": "ensemble:\n  recovery: prr\n",
+    "egw-modern": "ensemble:\n  slow_start: hystart\n  recovery: prr\n",
 }
 LABELS = {
     "cubic": "direct TCP (CUBIC)", "bbr": "direct TCP (BBR)", "wireguard": "wireguard-go + CUBIC",
@@ -46,6 +49,8 @@ LABELS = {
     "egw-nflows": "ensemble-gw, n_flows", "egw-cubic": "ensemble-gw, cubic law",
     "egw-fair": "ensemble-gw, fair", "egw-decay": "ensemble-gw, decay",
     "egw-preempt": "ensemble-gw, HTML-preempt", "egw-nocache": "ensemble-gw, no temporal cache",
+    "egw-hystart": "ensemble-gw, HyStart++", "egw-prr": "ensemble-gw, PRR",
+    "egw-modern": "ensemble-gw, HyStart++ and PRR",
 }
 
 

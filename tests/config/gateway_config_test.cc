@@ -68,7 +68,8 @@ TEST_F(GatewayConfigTest, BranchDefaults) {
 TEST_F(GatewayConfigTest, HubWithSettings) {
   auto r = load_gateway_config(write(
       "h.yaml", hub("    allow: [\"10.2.0.0/16:80,443\", \"[2001:db8::]/32\"]\n") +
-                    "ensemble: {coupling: n_flows, window_law: cubic, initial_window_packets: 4}\n"
+                    "ensemble: {coupling: n_flows, window_law: cubic, initial_window_packets: 4,\n"
+                    "           slow_start: hystart, recovery: prr}\n"
                     "scheduler:\n  policy: preempt\n  tickets: {html: 20, bulk: 2}\n  preempt_class: script\n"
                     "limits: {connect_timeout_ms: 2000, connections_per_peer: 100}\n"
                     "temporal_cache: {file: /tmp/x, lifetime_s: 60, capacity: 10, aging: halve_per_idle_rto}\n"));
@@ -81,6 +82,8 @@ TEST_F(GatewayConfigTest, HubWithSettings) {
   EXPECT_EQ(c.endpoint.connection.ensemble.coupling, congestion::CouplingMode::n_flows);
   EXPECT_EQ(c.endpoint.connection.ensemble.law, congestion::WindowLawKind::cubic);
   EXPECT_EQ(c.endpoint.connection.ensemble.initial_window_packets, 4u);
+  EXPECT_EQ(c.endpoint.connection.ensemble.slow_start, congestion::SlowStart::hystart_pp);
+  EXPECT_EQ(c.endpoint.connection.ensemble.recovery, congestion::Recovery::prr);
   EXPECT_EQ(c.reloadable.scheduler.policy, congestion::SchedulingPolicy::preempt);
   EXPECT_EQ(c.reloadable.scheduler.class_tickets[0], 20u);
   EXPECT_EQ(c.reloadable.scheduler.class_tickets[1], 6u);  // untouched default
@@ -105,6 +108,8 @@ TEST_F(GatewayConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_NE(bad_allow.find("peers[0].allow"), std::string::npos) << bad_allow;
   const std::string policy = error_of(branch("scheduler: {policy: lottery}\n"));
   EXPECT_NE(policy.find("scheduler.policy: expected content, fair, decay or preempt"), std::string::npos) << policy;
+  const std::string slow = error_of(branch("ensemble: {slow_start: fast}\n"));
+  EXPECT_NE(slow.find("ensemble.slow_start: expected standard or hystart"), std::string::npos) << slow;
   const std::string role = error_of("role: spoke\n");
   EXPECT_NE(role.find("c.yaml:1: role: expected 'branch' or 'hub'"), std::string::npos) << role;
   const std::string key = error_of(branch().replace(branch().find(kPeer), 44, "not-a-key"));
