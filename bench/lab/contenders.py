@@ -42,6 +42,7 @@ EGW_VARIANTS = {
     "egw-hystart": "ensemble:\n  slow_start: hystart\n",
     "egw-prr": "ensemble:\n  recovery: prr\n",
     "egw-modern": "ensemble:\n  slow_start: hystart\n  recovery: prr\n",
+    "egw-joinnow": "ensemble:\n  join: immediate\n",
 }
 LABELS = {
     "cubic": "direct TCP (CUBIC)", "bbr": "direct TCP (BBR)", "wireguard": "wireguard-go + CUBIC",
@@ -50,7 +51,7 @@ LABELS = {
     "egw-fair": "ensemble-gw, fair", "egw-decay": "ensemble-gw, decay",
     "egw-preempt": "ensemble-gw, HTML-preempt", "egw-nocache": "ensemble-gw, no temporal cache",
     "egw-hystart": "ensemble-gw, HyStart++", "egw-prr": "ensemble-gw, PRR",
-    "egw-modern": "ensemble-gw, HyStart++ and PRR",
+    "egw-modern": "ensemble-gw, HyStart++ and PRR", "egw-joinnow": "ensemble-gw, join: immediate",
 }
 
 
