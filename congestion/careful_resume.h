@@ -88,6 +88,9 @@ class CarefulResume {
   // A loss or an RTO. Unvalidated: fall back (returns the fallback window).
   // Reconnaissance: the resume ends, nothing to undo (nullopt).
   std::optional<Outcome> on_lost();
+  // The datagram size changed (RFC 9002 7.2): a fallback restarts from the
+  // new initial window.
+  void set_initial_window_bytes(ByteCount bytes) { initial_window_bytes_ = bytes; }
 
  private:
   Phase phase_ = Phase::inactive;

@@ -46,6 +46,9 @@ class Cubic final : public WindowLaw {
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
   void on_idle_ended(Duration idle) override;
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
+  // An epoch under way keeps its K and W_max; from now on its curve counts
+  // segments of the new size (RFC 9438 works in segments).
+  void set_params(const WindowLawParams& params) override { params_ = params; }
 
   static double beta_for(std::uint32_t n_flows);
   static double c_for(std::uint32_t n_flows);

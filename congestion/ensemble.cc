@@ -93,15 +93,19 @@ struct SpuriousLossUndo {
   bool overflowed = false;
 };
 
+// A domain's window law parameters, in datagrams of the current size.
+WindowLawParams law_params(const EnsembleConfig& config, std::uint32_t initial_window_packets) {
+  const ByteCount mss = config.max_datagram_bytes;
+  return WindowLawParams{mss, initial_window_packets * mss, config.min_window_packets * mss};
+}
+
 struct Domain {
   Domain(const EnsembleConfig& config, std::uint32_t initial_window_packets, Instant now)
-      : law(make_window_law(config.law,
-                            WindowLawParams{config.max_datagram_bytes,
-                                            initial_window_packets * config.max_datagram_bytes,
-                                            config.min_window_packets * config.max_datagram_bytes})),
+      : law(make_window_law(config.law, law_params(config, initial_window_packets))),
         rtt(RttConfig{config.initial_rtt, config.min_rto, config.max_rto, ms(1)}),
         sent(LossDetectionConfig{config.packet_threshold, config.time_threshold, ms(1)}),
         pacer(config.pacing.max_burst_packets),
+        initial_window_packets(initial_window_packets),
         initial_window_bytes(initial_window_packets * config.max_datagram_bytes),
         idle_since(now) {
     // Slow start is never paced here, so L = 8 (RFC 9406 4.2).
@@ -114,7 +118,8 @@ struct Domain {
   RttEstimator rtt;
   SentPackets sent;
   Pacer pacer;  // paces the unvalidated part of a careful resume
-  ByteCount initial_window_bytes;
+  std::uint32_t initial_window_packets;
+  ByteCount initial_window_bytes;  // also the restart window after idle
   std::optional<PacketNumber> recovery_point;  // RFC 6582 "recover"
   std::optional<HyStart> hystart;              // SlowStart::hystart_pp
   bool recovery_send_pending = false;          // send_one_on_recovery: one packet may go
@@ -175,6 +180,7 @@ struct Ensemble::Impl {
     for (auto& [id, d] : member_domains) f(*d);
   }
   Domain& new_member_domain(MemberId id, Instant now);
+  void set_max_datagram_bytes(ByteCount bytes);
   const JoinState* join_of(MemberId id) const {
     if (joins.empty()) return nullptr;
     auto it = joins.find(id);
@@ -313,6 +319,28 @@ Domain& Ensemble::Impl::new_member_domain(MemberId id, Instant now) {
   auto d = std::make_unique<Domain>(config, config.initial_window_packets, now);
   if (resumed_from) d->rtt.seed(resumed_from->srtt, resumed_from->rttvar, resumed_from->min_rtt);
   return *member_domains.emplace(id, std::move(d)).first->second;
+}
+
+void Ensemble::Impl::set_max_datagram_bytes(ByteCount bytes) {
+  bytes = std::max<ByteCount>(bytes, 1);
+  if (bytes == config.max_datagram_bytes) return;
+  // Everything that reads config.max_datagram_bytes at use time (gates,
+  // pacing, joins, window validation, PRR, HyStart) follows from here.
+  config.max_datagram_bytes = bytes;
+  for_each_domain([&](Domain& d) {
+    // RFC 9002 7.2: "If the maximum datagram size changes during the
+    // connection, the initial congestion window SHOULD be recalculated with
+    // the new size."
+    const ByteCount old_initial = d.initial_window_bytes;
+    d.initial_window_bytes = d.initial_window_packets * bytes;
+    d.law->set_params(law_params(config, d.initial_window_packets));
+    if (d.resume) d.resume->set_initial_window_bytes(d.initial_window_bytes);
+    // A window nothing has been sent on yet is no measurement: it is simply
+    // the initial window, so it becomes the new one.
+    if (!d.sent.largest_sent() && d.law->cwnd_bytes() == old_initial) {
+      d.law->set_state(d.initial_window_bytes, d.law->ssthresh_bytes());
+    }
+  });
 }
 
 bool Ensemble::Impl::cwnd_limited(const Domain& d, ByteCount prior_flight) const {
@@ -1048,6 +1076,8 @@ ByteCount Ensemble::member_cwnd_bytes(MemberId id) const {
   if (!m.coupled()) return m.domain_for(id).law->cwnd_bytes();
   return scale(m.shared->law->cwnd_bytes(), m.scheduler.tickets(id), m.scheduler.total_tickets());
 }
+
+void Ensemble::set_max_datagram_bytes(ByteCount bytes) { impl_->set_max_datagram_bytes(bytes); }
 
 const EnsembleConfig& Ensemble::config() const { return impl_->config; }
 

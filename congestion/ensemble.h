@@ -127,6 +127,15 @@ class Ensemble {
   // timer), the instant it may send; nullopt otherwise.
   std::optional<Instant> next_pacing_release(Instant now) const;
 
+  // The datagram size in use changed (the tunnel's path MTU discovery found
+  // a larger one, or a black hole sent it back to the base). RFC 9002 7.2:
+  // the window's unit follows, and so does the initial window: a restart
+  // after idle, a new member domain (`none`), CA growth, floors and pacing
+  // use the new size. cwnd and ssthresh are not rescaled, except that a
+  // domain that has never sent and still holds its initial window starts
+  // with the new one.
+  void set_max_datagram_bytes(ByteCount bytes);
+
   // What the ensemble measured, with how far to trust it (for the cache).
   PathObservation observe(Instant now) const;
   PathState snapshot(Instant now) const { return observe(now).state; }

@@ -28,6 +28,7 @@ class NewReno final : public WindowLaw {
   void on_congestion_event(Instant now, std::uint32_t n_flows) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
+  void set_params(const WindowLawParams& params) override { params_ = params; }
 
  private:
   WindowLawParams params_;

@@ -66,6 +66,11 @@ class WindowLaw {
   // Overwrite the state (resume from a cache, validation, fallback). Any
   // per-epoch memory (CUBIC's W_max, byte counters) starts over.
   virtual void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) = 0;
+  // The datagram size changed (path MTU discovery, RFC 9002 7.2): the
+  // arithmetic from now on (CA growth per RTT, floors, the RTO's one
+  // segment, CUBIC's curve in segments) uses the new params. cwnd and
+  // ssthresh stay as they are: initial_cwnd_bytes was only the start.
+  virtual void set_params(const WindowLawParams& params) = 0;
 };
 
 std::unique_ptr<WindowLaw> make_window_law(WindowLawKind kind, const WindowLawParams& params);

@@ -78,7 +78,9 @@ struct ConnectionConfig {
   // Largest datagram this side accepts (advertised as max_datagram_bytes);
   // a bigger one is dropped unread (counted as malformed). At most 65535.
   ByteCount max_receive_datagram_bytes = 1472;
-  congestion::EnsembleConfig ensemble;  // its max_datagram_bytes is set from ours
+  // Its max_datagram_bytes is set from ours, then follows the size path MTU
+  // discovery puts in use.
+  congestion::EnsembleConfig ensemble;
   // Key under which this connection's ensemble state is cached (the peer).
   std::string cache_key = "peer";
   // Flow control: receive windows we advertise, and so our memory bound.

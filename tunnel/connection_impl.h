@@ -250,6 +250,7 @@ struct Connection::Impl {
   std::optional<Transmit> build_pmtu_probe(Instant now, std::span<std::byte> buffer);
   void on_pmtu_probe_result(bool acked, Instant now);
   void on_pmtu_packet_fate(const SentEntry& e, bool acked);
+  void set_pmtu_current(ByteCount bytes);
   Duration probe_timeout() const;
 
   // Before `streams`: their buffers go back to it when they are destroyed.

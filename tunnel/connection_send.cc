@@ -266,7 +266,7 @@ void Connection::Impl::on_pmtu_probe_result(bool acked, Instant now) {
   pmtu.probe.reset();
   if (acked) {
     pmtu.low = std::max(pmtu.low, size);
-    pmtu.current = pmtu.low;
+    set_pmtu_current(pmtu.low);
     pmtu.failures = 0;
   } else {
     ++stats.pmtu_probes_lost;
@@ -284,6 +284,15 @@ void Connection::Impl::on_pmtu_probe_result(bool acked, Instant now) {
   }
 }
 
+// The ensemble counts its window in datagrams of the size in use (RFC 9002
+// 7.2: the initial window is recalculated when the size changes), and so
+// does every ensemble a later busy period starts.
+void Connection::Impl::set_pmtu_current(ByteCount bytes) {
+  pmtu.current = bytes;
+  config.ensemble.max_datagram_bytes = bytes;  // for ensembles started later
+  if (ensemble) ensemble->set_max_datagram_bytes(bytes);
+}
+
 // Black-hole detection: packets above the base lost again and again, none
 // of them acknowledged, mean the path no longer carries the current size.
 void Connection::Impl::on_pmtu_packet_fate(const SentEntry& e, bool acked) {
@@ -296,7 +305,8 @@ void Connection::Impl::on_pmtu_packet_fate(const SentEntry& e, bool acked) {
   ++stats.pmtu_black_holes;
   pmtu.large_losses = 0;
   pmtu.high = std::min<ByteCount>(pmtu.high, pmtu.current);
-  pmtu.current = pmtu.low = pmtu.base;
+  pmtu.low = pmtu.base;
+  set_pmtu_current(pmtu.base);
   pmtu.failures = 0;
   pmtu.probe_size = pmtu.low + (pmtu.high - pmtu.low) / 2;
   pmtu.probe.reset();

@@ -95,6 +95,60 @@ TEST(EnsembleIdle, UncoupledMembersRestartFromTheRestartWindow) {
   EXPECT_FALSE(h.ensemble.low_priority());
 }
 
+// Path MTU discovery raised the datagram size from 1200 to 1472 (or a black
+// hole took it back). RFC 9002 7.2: the initial window, and with it the
+// restart window after idle, is recalculated with the new size: 10 x 1472.
+constexpr ByteCount kPmtu = 1472;
+
+int fill_with(Harness& h, MemberId member, ByteCount bytes) {
+  int sent = 0;
+  while (h.ensemble.can_send(member, h.now)) {
+    h.send(member, bytes);
+    ++sent;
+  }
+  return sent;
+}
+
+TEST(EnsembleDatagramSize, RestartAfterIdleUsesTheNewSize) {
+  Harness h(test_config());
+  grow_to_80_packets(h);
+  h.ensemble.set_max_datagram_bytes(kPmtu);
+  EXPECT_EQ(h.cwnd(), 96000u);  // a window in use is not rescaled
+  EXPECT_EQ(h.ensemble.config().max_datagram_bytes, kPmtu);
+  h.now += ms(2'000);
+  EXPECT_EQ(fill_with(h, A, kPmtu), 10);  // not 8: 8 x 1472 + 1200 > 12000
+  EXPECT_EQ(h.cwnd(), 10 * kPmtu);
+}
+
+TEST(EnsembleDatagramSize, UnusedInitialWindowFollowsTheNewSize) {
+  Harness h(test_config());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  h.ensemble.set_max_datagram_bytes(kPmtu);
+  EXPECT_EQ(h.cwnd(), 10 * kPmtu);
+  EXPECT_EQ(fill_with(h, A, kPmtu), 10);
+}
+
+TEST(EnsembleDatagramSize, BackToTheBaseRestoresTheBaseWindow) {
+  Harness h(test_config());
+  grow_to_80_packets(h);
+  h.ensemble.set_max_datagram_bytes(kPmtu);
+  h.ensemble.set_max_datagram_bytes(kMss);  // black hole: back to the base
+  h.now += ms(2'000);
+  EXPECT_EQ(fill_with(h, A, kMss), 10);
+  EXPECT_EQ(h.cwnd(), 10 * kMss);
+}
+
+TEST(EnsembleDatagramSize, UncoupledDomainsOldAndNewUseTheNewSize) {
+  Harness h(test_config(CouplingMode::none));
+  grow_to_80_packets(h);
+  h.ensemble.set_max_datagram_bytes(kPmtu);
+  constexpr MemberId B = 2;
+  h.ensemble.add_member(B, ContentClass::bulk, h.now);  // a new domain
+  EXPECT_EQ(fill_with(h, B, kPmtu), 10);
+  h.now += ms(2'000);
+  EXPECT_EQ(fill_with(h, A, kPmtu), 10);  // A's restart window: 10 x 1472
+}
+
 TEST(CubicIdle, IdleTimeIsNotCountedInTheEpoch) {
   const WindowLawParams params{kMss, 10 * kMss, 2 * kMss};
   const Instant t0 = instant_at(ms(0));

@@ -53,6 +53,23 @@ TEST_P(WindowLawTest, SetStateOverwrites) {
   EXPECT_EQ(law->ssthresh_bytes(), kInfiniteSsthresh);
 }
 
+// RFC 9002 7.2 / 7.3.3: after path MTU discovery raises the datagram size
+// to 1472, congestion avoidance adds one full datagram per window acked and
+// an RTO leaves one; the window itself is not rescaled.
+TEST_P(WindowLawTest, NewDatagramSizeIsTheUnitFromThenOn) {
+  auto law = make_window_law(GetParam(), kParams);
+  law->set_state(14720, 14720);
+  law->set_params(WindowLawParams{1472, 14720, 2944});
+  EXPECT_EQ(law->cwnd_bytes(), 14720u);  // untouched
+  EXPECT_EQ(law->ssthresh_bytes(), 14720u);
+  // NewReno: + SMSS per cwnd acked. CUBIC: at the start of an epoch W_cubic
+  // is W_max = cwnd, below the Reno-friendly W_est = cwnd + 1 * SMSS.
+  law->on_ack(14720, kRtt, t0, 1);
+  EXPECT_EQ(law->cwnd_bytes(), 14720u + 1472u);
+  law->on_rto(16192, 1);
+  EXPECT_EQ(law->cwnd_bytes(), 1472u);  // RFC 5681 3.1: LW = 1 SMSS
+}
+
 INSTANTIATE_TEST_SUITE_P(AllLaws, WindowLawTest,
                          ::testing::Values(WindowLawKind::newreno, WindowLawKind::cubic));
 

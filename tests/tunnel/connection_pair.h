@@ -107,6 +107,10 @@ class ConnectionPair {
   // The path drops datagrams larger than this (0: no limit); may change mid-run.
   void set_path_mtu(std::size_t bytes) { path_mtu_ = bytes; }
   std::size_t largest_delivered(bool from_client) const { return largest_[from_client ? 1 : 0]; }
+  // The size of every datagram sent from one side, in send order.
+  const std::vector<std::size_t>& datagram_sizes(bool from_client) const {
+    return sizes_[from_client ? 1 : 0];
+  }
   std::size_t sent_from_client() const { return sent_[1]; }
   std::size_t sent_from_hub() const { return sent_[0]; }
   std::size_t low_priority_datagrams() const { return low_priority_; }
@@ -198,6 +202,7 @@ class ConnectionPair {
       check_one_stream_per_packet(bytes);
       if (t->low_priority) ++low_priority_;
       const std::size_t index = sent_[from_client ? 1 : 0]++;
+      sizes_[from_client ? 1 : 0].push_back(bytes.size());
       Duration extra{0};
       int copies = filter_ ? filter_(from_client, index, &extra) : 1;
       if (path_mtu_ != 0 && bytes.size() > path_mtu_) copies = 0;
@@ -243,6 +248,7 @@ class ConnectionPair {
   std::vector<std::byte> transmit_buffer_ = std::vector<std::byte>(64 * 1024);
   std::size_t path_mtu_ = 0;
   std::size_t largest_[2] = {0, 0};
+  std::vector<std::size_t> sizes_[2];
 };
 
 }  // namespace egw::tunnel::testing

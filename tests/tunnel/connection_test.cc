@@ -468,6 +468,74 @@ TEST(Connection, PathMtuBlackHoleFallsBackToTheBase) {
   EXPECT_LE(st.pmtu_bytes, 1300u);
 }
 
+// The sizes of the datagrams the client sends in the next `d` (a first
+// flight: shorter than the 20 ms round trip, so no ack can clock out more).
+std::vector<std::size_t> client_sends_within(ConnectionPair& pair, Duration d) {
+  const std::size_t before = pair.datagram_sizes(true).size();
+  pair.run_for(d);
+  const std::vector<std::size_t>& sizes = pair.datagram_sizes(true);
+  return {sizes.begin() + static_cast<std::ptrdiff_t>(before), sizes.end()};
+}
+
+const std::vector<std::size_t> kTenFullSize(10, 1472);
+
+// RFC 9002 7.2: once a probe raised the datagram size to 1472, the initial
+// window is 10 x 1472, so a busy period that restarts after idle sends 10
+// full-size datagrams, not 8 (10 x 1200 bytes' worth, as Linux TCP would not).
+TEST(Connection, PathMtuSetsTheRestartWindowAfterIdle) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.pmtu_probe_ceiling_bytes = 1472;
+  ConnectionPair pair(o);
+  const StreamId id = *pair.client().open_stream(destination_at(14, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(500'000, 6), false);
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[id].data.size() == 500'000; }));
+  ASSERT_EQ(pair.client().stats().pmtu_bytes, 1472u);
+  pair.run_for(ms(2'000));  // nothing in flight for far longer than an RTO
+  pair.client_app().send(id, pattern(200'000, 7), false);
+  EXPECT_EQ(client_sends_within(pair, ms(15)), kTenFullSize);
+  EXPECT_EQ(pair.client().stats().ensembles_started, 1u);  // the same ensemble restarted
+}
+
+// The next busy period's new ensemble starts from the size in use, not the base.
+TEST(Connection, PathMtuCarriesOverToTheNextBusyPeriod) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.pmtu_probe_ceiling_bytes = 1472;
+  ConnectionPair pair(o);
+  const StreamId id = *pair.client().open_stream(destination_at(14, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(500'000, 8), true);
+  ASSERT_TRUE(pair.run_until([&] {
+    if (pair.hub_app().in[id].fin && !pair.hub_app().out[id].fin) pair.hub_app().send(id, {}, true);
+    return pair.client().stats().streams_open == 0;
+  }));
+  ASSERT_EQ(pair.client().stats().pmtu_bytes, 1472u);
+  pair.run_for(ms(2'000));
+  const StreamId next =
+      *pair.client().open_stream(destination_at(14, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(next, pattern(200'000, 9), false);
+  EXPECT_EQ(client_sends_within(pair, ms(15)), kTenFullSize);
+  EXPECT_EQ(pair.client().stats().ensembles_started, 2u);
+}
+
+// A black hole takes the size back to the 1200-byte base, and the window's
+// unit with it: the restart after idle is 10 x 1200 (not 12 datagrams of
+// 1200, which 10 x 1472 bytes would let out).
+TEST(Connection, PathMtuBlackHoleTakesTheWindowUnitBackToTheBase) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.pmtu_probe_ceiling_bytes = 1472;
+  ConnectionPair pair(o);
+  const StreamId id = *pair.client().open_stream(destination_at(14, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(2'000'000, 10), false);
+  ASSERT_TRUE(pair.run_until([&] { return pair.client().stats().pmtu_bytes == 1472; }));
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[id].data.size() > 500'000; }));
+  pair.set_path_mtu(1200);  // nothing above the base gets through any more
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[id].data.size() == 2'000'000; }));
+  pair.run_for(ms(5'000));  // idle; the search below 1472 ends meanwhile
+  ASSERT_GE(pair.client().stats().pmtu_black_holes, 1u);
+  ASSERT_EQ(pair.client().stats().pmtu_bytes, 1200u);
+  pair.client_app().send(id, pattern(200'000, 11), false);
+  EXPECT_EQ(client_sends_within(pair, ms(15)), std::vector<std::size_t>(10, 1200));
+}
+
 // Send buffers are bounded per connection, not only per stream: with the
 // peer's credit withheld, 8 streams x 1 MiB (the stream budget) used to be
 // accepted (8 MiB); connection_send_buffer_bytes caps the sum, and the
