@@ -244,6 +244,7 @@ struct Connection::Impl {
     int failures = 0;              // lost probes of probe_size
     int large_losses = 0;          // lost packets above the base, in a row
     std::optional<Instant> next_search;  // when searching is done, search again then
+    bool first_search_done = false;      // the one that runs right after the handshake
     bool searching() const { return high - low > kPmtuGranularityBytes; }
   } pmtu;
   std::optional<Instant> pmtu_probe_due(Instant now) const;

@@ -431,6 +431,28 @@ TEST(Connection, PathMtuIsDiscoveredUpToTheCeiling) {
   EXPECT_EQ(pair.largest_delivered(true), 1472u);
 }
 
+// The first search needs no stream: it runs once the connection is up, so
+// the first stream's data neither waits behind a probe nor leaves in
+// base-size datagrams (a gateway's tunnel is up long before its first
+// client). Both sides probe; then an idle connection stays quiet.
+TEST(Connection, PathMtuIsDiscoveredBeforeTheFirstStream) {
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client.pmtu_probe_ceiling_bytes = 1472;
+  o.hub.pmtu_probe_ceiling_bytes = 1472;
+  ConnectionPair pair(o);
+  ASSERT_TRUE(pair.run_until([&] {
+    return pair.client().stats().pmtu_bytes == 1472 && pair.hub().stats().pmtu_bytes == 1472;
+  }, ms(2'000)));
+  const std::uint64_t probes = pair.client().stats().pmtu_probes_sent;
+  pair.run_for(ms(5'000));
+  EXPECT_EQ(pair.client().stats().pmtu_probes_sent, probes);  // searched once, done
+  const StreamId id = *pair.client().open_stream(destination_at(14, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(20'000, 3), true);
+  ASSERT_TRUE(pair.run_until([&] { return pair.hub_app().in[id].fin; }));
+  EXPECT_EQ(pair.largest_delivered(true), 1472u);
+  EXPECT_EQ(pair.client().stats().pmtu_probes_sent, probes);  // the data needed no probe
+}
+
 // A path that carries 1400 bytes: probes above it are lost (not as
 // congestion), the search settles within 16 bytes below 1400, data flows.
 TEST(Connection, PathMtuSearchSettlesBelowThePathLimit) {
