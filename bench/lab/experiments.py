@@ -74,11 +74,13 @@ class LinkSampler:
 
 # ---------------------------------------------------------------- pages (E-TCP)
 
-def pages(lab, contenders, link, pages_, concurrency, reps, idle_s):
-    """Each page fetched cold, then again after idle_s: HTML and page times."""
+def pages(lab, contenders, link, pages_, concurrency, reps, idle_s, background=0):
+    """Each page fetched cold, then again after idle_s: HTML and page times.
+    background: that many application-limited connections (a small request
+    every 0.5-2 s each) through the same contender during both fetches."""
     rtt = 2 * link.delay_ms / 1000
     out = {"bounds": {}, "results": {c.key: {} for c in contenders}, "concurrency": concurrency,
-           "idle_s": idle_s}
+           "idle_s": idle_s, "background": background}
     for name in pages_:
         html_lb, page_lb = bounds.page(PAGES[name], rtt, link.rate_bps)
         out["bounds"][name] = {"html_s": html_lb, "page_s": page_lb}
@@ -88,12 +90,24 @@ def pages(lab, contenders, link, pages_, concurrency, reps, idle_s):
                 cold(lab, c)
                 page = {"target": c.target(), "src": client_ip(), "concurrency": concurrency,
                         "objects": PAGES[name]}
+                bg = None
+                if background:
+                    job = {"kind": "keepalive", "target": c.target(), "src": client_ip(1),
+                           "connections": background, "stop_s": 120, "seed": rep, "timeout_s": 150}
+                    bg = subprocess.Popen(in_ns("client", "/usr/bin/python3", WEBLOAD, json.dumps(job)),
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    time.sleep(0.5)  # they are open, and some already talk
                 runs = []
-                for access in ("first", "repeat"):
-                    if access == "repeat":
-                        time.sleep(idle_s)
-                    r = webload({"kind": "pages", "pages": [page]})["pages"][0]
-                    runs.append(r)
+                try:
+                    for access in ("first", "repeat"):
+                        if access == "repeat":
+                            time.sleep(idle_s)
+                        r = webload({"kind": "pages", "pages": [page]})["pages"][0]
+                        runs.append(r)
+                finally:
+                    if bg:
+                        bg.terminate()
+                        bg.wait(timeout=10)
                 cell = out["results"][c.key].setdefault(name, {"first": [], "repeat": [], "errors": 0})
                 for access, r in zip(("first", "repeat"), runs):
                     cell[access].append({"html_s": r["html_s"], "page_s": r["page_s"]})

@@ -59,6 +59,8 @@ def link_text(e):
 def pages_table(name, e):
     pages = list(e["bounds"])
     conc = "concurrency 4" if e["concurrency"] else "unlimited concurrency"
+    if e.get("background"):
+        conc += f", beside {e['background']} application-limited connections (a request every 0.5-2 s each)"
     out = [f"**{name}** ({link_text(e)}, {conc}, {e['reps']} rep(s)): page time / lower bound "
            f"(HTML time / lower bound); first access, then the repeat after {e['idle_s']:g} s idle.", "",
            "| contender | access | " + " | ".join(pages) + " |", "|---|---|" + "---|" * len(pages),

@@ -19,6 +19,10 @@ connection, HTTP/1.0, unless said otherwise):
   {"kind": "bursts", "target": [ip, port], "src": ip, "bytes": N, "at_s": [0, 5]}
       One HTTP/1.1 connection, one request per entry of at_s: each burst's
       duration, from request to last byte (TCP fast start's bursty connection).
+  {"kind": "keepalive", "target": [ip, port], "src": ip, "connections": 20,
+   "interval_s": [0.5, 2.0], "bytes": 200, "stop_s": 60}
+      Application-limited connections beside a workload: each sends a request
+      now and then over one HTTP/1.1 connection. Result: requests, errors.
 A fetch that ends early (reset, EOF before Content-Length) is an error in the
 result, never a silent short transfer. CC (client sockets): $WEBLOAD_CC, cubic.
 """
@@ -171,6 +175,30 @@ async def run_bursts(job):
     return {"bursts": out}
 
 
+async def keepalive(job):
+    """Long-lived application-limited connections: each sends a small request
+    at random intervals and reads the answer, until stop_s (background load)."""
+    import random
+    rnd = random.Random(job.get("seed", 1))
+    lo, hi = job.get("interval_s", [0.5, 2.0])
+    counts = {"requests": 0, "errors": 0}
+
+    async def one(i):
+        await asyncio.sleep(rnd.uniform(0, lo))
+        try:
+            reader, writer = await connect(job["target"], job.get("src"))
+            while now() < job["stop_s"]:
+                writer.write(f"GET /obj/{job.get('bytes', 200)}/bulk HTTP/1.1\r\nHost: lab\r\n\r\n".encode())
+                await read_response(reader)
+                counts["requests"] += 1
+                await asyncio.sleep(rnd.uniform(lo, hi))
+            writer.close()
+        except (OSError, RuntimeError, asyncio.IncompleteReadError, ValueError):
+            counts["errors"] += 1
+    await asyncio.gather(*(one(i) for i in range(job["connections"])))
+    return counts
+
+
 async def main(job):
     kind = job["kind"]
     if kind == "pages":
@@ -179,6 +207,8 @@ async def main(job):
         return {"flows": await asyncio.gather(*(run_flow(f, job.get("sample_bytes", 16384)) for f in job["flows"]))}
     if kind == "bursts":
         return await run_bursts(job)
+    if kind == "keepalive":
+        return await keepalive(job)
     raise SystemExit(f"webload: unknown job kind {kind!r}")
 
 
