@@ -19,7 +19,7 @@ from netlab import client_ip, in_ns, log
 from pages import PAGES
 
 WEBLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "webload.py")
-COLD_SETTLE_S = 1.5  # after a gateway restart: the tunnel's handshake done before the first access
+COLD_SETTLE_S = 1.0  # after a gateway restart: handshake and path MTU search done before the first access
 
 
 def webload(job, timeout=300):

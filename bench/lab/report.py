@@ -264,9 +264,8 @@ def _plot_pages(plt, name, e):
         xs = [j + i * width for j in range(len(pages))]
         page = [med(r["page_s"] for r in e["results"][key][p]["first"]) for p in pages]
         html = [med(r["html_s"] for r in e["results"][key][p]["first"]) for p in pages]
-        bars = ax.bar(xs, page, width, label=label(key))
+        ax.bar(xs, page, width, label=label(key), color=plt.cm.tab20(i % 20))  # 13 contenders: tab10 would repeat
         ax.bar(xs, html, width, color="none", edgecolor="black", hatch="//", linewidth=0.5)
-        del bars
     for j, p in enumerate(pages):
         ax.hlines(e["bounds"][p]["page_s"], j - width / 2, j + 0.8 - width / 2, colors="black", linestyles="dashed")
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(pages))], pages)
