@@ -1,9 +1,14 @@
 // wanem: a userspace WAN link between two TUN devices, one Link (link.h) per
-// direction. Routing (bench/wanem/wan-ns.sh) sends what arrives from one side
-// into TUN A and from the other into TUN B; wanem reads a packet from A,
-// passes it through the a2b link and writes it to B, where the kernel takes
-// it as received and routes it on; b2a the other way. See README.md.
+// direction. Routing sends what arrives from one side into TUN A and from the
+// other into TUN B; wanem reads a packet from A, passes it through the a2b
+// link and writes it to B, where the kernel takes it as received and routes
+// it on (main table); b2a the other way. Usage, options, stdin commands:
+// README.md. The routing, inside the namespace (bench/wanem/wan-ns.sh does
+// it, with forwarding on and rp_filter and offloads off):
 //
+//   ip tuntap add dev wa mode tun; ip link set wa up      (the same for wb)
+//   ip route add default dev wa table 100; ip rule add iif IF_A lookup 100
+//   ip route add default dev wb table 101; ip rule add iif IF_B lookup 101
 //   wanem --dev-a wa --dev-b wb --a2b "rate=800k,delay=50,queue=10p,loss=0.01" --b2a "rate=800k,delay=50"
 //
 // One thread: epoll over both TUNs, stdin (commands), a timerfd armed at the
@@ -128,6 +133,7 @@ class Wanem {
   Time armed_at_{};
   bool armed_ = false;
   bool stdin_open_ = false;
+  bool device_lost_ = false;
   std::string stdin_line_;
 };
 
@@ -152,7 +158,13 @@ void Wanem::read_packets(Direction& d) {
     const ssize_t n = read(d.in_fd, buf, pool_.slot_bytes());
     if (n <= 0) {
       if (pooled) pool_.give_back(slot);
-      return;  // EAGAIN (or the device went away: epoll says so again)
+      // EAGAIN: all read. Anything else (the device deleted under us) would
+      // wake epoll forever: stop.
+      if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        std::fprintf(stderr, "wanem: reading %s: %s\n", d.name, std::strerror(errno));
+        device_lost_ = true;
+      }
+      return;
     }
     const Time now = monotonic_now();
     const auto len = static_cast<std::size_t>(n);
@@ -346,6 +358,10 @@ int Wanem::run() {
       } else {
         read_packets(fd == dirs_[0].in_fd ? dirs_[0] : dirs_[1]);
       }
+    }
+    if (device_lost_) {
+      print_stats();
+      return 1;
     }
     const Time now = monotonic_now();
     for (Direction& d : dirs_) send_due(d, now);

@@ -13,6 +13,7 @@
 #     arrive (10 waiting + 1 on the wire), and the stats line says so
 #   4 control: `set a2b loss=1` takes the link down, `loss=0` back up; stdin
 #     closed and wanem still forwards; SIGTERM -> a final stats line, exit 0
+#   5 no sanitizer reports in wanem's stderr (the ASan+UBSan tree)
 # Prints PASS/FAIL per check; exit 1 if any failed, 77 if it cannot run here.
 #
 #   usage: netns_wanem_test.sh [path/to/wanem]      (default build/bench/wanem)
@@ -178,6 +179,11 @@ final_ok=$(py 'import json; d = json.loads(sys.argv[1]); print("ok" if {"a2b", "
 trace_lines=$(grep -c ' deq ' "$tmp/trace.txt" 2>/dev/null)
 [[ $answer == ok && $down_got == 0 && $bad == error:* && $up_got == 3 && $rc == 0 && $final_ok == ok && $trace_lines -gt 0 ]]
 check $? "4 control" "set: '$answer'; loss=1: $down_got/3 answered; bad option: '${bad:0:60}'; after stdin EOF: $up_got/3; SIGTERM: exit $rc, final stats line: ${final_ok:-none}; trace: $trace_lines deq lines"
+
+# The sanitizer tree runs this test with an ASan+UBSan wanem.
+reports=$(grep -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" "$tmp/wanem.err")
+[[ -z $reports ]]
+check $? "5 sanitizer reports" "${reports:-none in the stderr of wanem}"
 
 echo "== netns_wanem_test: $passed passed, failed=$failed in $((SECONDS - t_start)) s"
 exit $failed
