@@ -205,18 +205,14 @@ class Loader {
     else if (join == "paced") e.join = congestion::JoinMode::paced;
     else r_.fail(n["join"], s + ".join", "expected ack_clocked, immediate or paced");
     e.resume.enabled = r_.boolean_or(n, "careful_resume", s + ".careful_resume", true);
-    if (n["slow_start"]) {
-      const std::string ss = r_.string(n, "slow_start", s + ".slow_start");
-      if (ss == "standard") e.slow_start = congestion::SlowStart::standard;
-      else if (ss == "hystart") e.slow_start = congestion::SlowStart::hystart_pp;
-      else r_.fail(n["slow_start"], s + ".slow_start", "expected standard or hystart");
-    }
-    if (n["recovery"]) {
-      const std::string rec = r_.string(n, "recovery", s + ".recovery");
-      if (rec == "gate") e.recovery = congestion::Recovery::gate;
-      else if (rec == "prr") e.recovery = congestion::Recovery::prr;
-      else r_.fail(n["recovery"], s + ".recovery", "expected gate or prr");
-    }
+    const std::string slow_start = r_.string_or(n, "slow_start", s + ".slow_start", "standard");
+    if (slow_start == "standard") e.slow_start = congestion::SlowStart::standard;
+    else if (slow_start == "hystart") e.slow_start = congestion::SlowStart::hystart_pp;
+    else r_.fail(n["slow_start"], s + ".slow_start", "expected standard or hystart");
+    const std::string recovery = r_.string_or(n, "recovery", s + ".recovery", "gate");
+    if (recovery == "gate") e.recovery = congestion::Recovery::gate;
+    else if (recovery == "prr") e.recovery = congestion::Recovery::prr;
+    else r_.fail(n["recovery"], s + ".recovery", "expected gate or prr");
   }
 
   congestion::SchedulerConfig scheduler(const YAML::Node& n) {

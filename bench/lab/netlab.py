@@ -5,8 +5,8 @@
                  10.N.0.1             10.N.2.1   10.N.4.2.. (via wireguard-go)
 
 `wan` routes between the branch side and the hub side through bench/wanem
-(build/bench/wanem, two TUN devices; bench/wanem/wan-ns.sh documents the
-routing): every packet between branch and hub, whatever carries it (plain
+(build/bench/wanem, two TUN devices that bench/wanem/wan-ns.sh creates with
+the routing through them): every packet between branch and hub, whatever carries it (plain
 IP, the ensemble tunnel, WireGuard, kcptun), crosses the same emulated link,
 one Link per direction. Offloads are off on every veth, so queues count real
 packets. The client and the server have several addresses each, for the
@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 BUILD = os.environ.get("EGW_BUILD", os.path.join(ROOT, "build"))  # ctest sets it to its tree
 WANEM = os.environ.get("EGW_WANEM", os.path.join(BUILD, "bench", "wanem"))
+WAN_NS = os.path.join(ROOT, "bench", "wanem", "wan-ns.sh")
 
 # Another run beside this one needs its own: EGW_LAB_PREFIX=egwk EGW_LAB_NET=97.
 PREFIX = os.environ.get("EGW_LAB_PREFIX", "egwl")
@@ -131,6 +132,9 @@ class Lab:
         nsh("wan", "ip", "route", "add", DC, "via", HUB_WAN)
         for role in ("branch", "wan", "hub"):
             nsh(role, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        # wanem's TUN devices and the policy routing through them, once:
+        # start_link only (re)starts wanem on them.
+        sh(WAN_NS, "up", ns("wan"), "wb", "wh", "tua", "tub", "100")
         for role in ("client", "server", "branch", "hub"):
             # Today's defaults stated, not inherited: ssthresh caching on (Linux's
             # own temporal sharing), slow start after idle on (RFC 2861).
@@ -158,12 +162,6 @@ class Lab:
         self.wanem = self.spawn("wanem", "wan", *cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._wanem_buf = b""
         self._wanem_line("ready", 5)
-        for dev, table, iif in (("tua", "100", "wb"), ("tub", "101", "wh")):
-            nsh("wan", "ip", "link", "set", dev, "up")
-            nsh("wan", "sysctl", "-qw", f"net.ipv4.conf.{dev}.rp_filter=0")
-            nsh("wan", "ip", "route", "replace", "default", "dev", dev, "table", table)
-            if f"iif {iif} lookup {table}" not in (nsh("wan", "ip", "rule", "show", capture=True) or ""):
-                nsh("wan", "ip", "rule", "add", "iif", iif, "lookup", table)
 
     def _wanem_line(self, want, timeout):
         fd = self.wanem.stdout.fileno()

@@ -29,6 +29,7 @@ result, never a silent short transfer. CC (client sockets): $WEBLOAD_CC, cubic.
 import asyncio
 import json
 import os
+import random
 import socket
 import sys
 import time
@@ -178,7 +179,6 @@ async def run_bursts(job):
 async def keepalive(job):
     """Long-lived application-limited connections: each sends a small request
     at random intervals and reads the answer, until stop_s (background load)."""
-    import random
     rnd = random.Random(job.get("seed", 1))
     lo, hi = job.get("interval_s", [0.5, 2.0])
     counts = {"requests": 0, "errors": 0}
