@@ -185,7 +185,7 @@ class Loader {
     if (!n) return;
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
-                        "slow_start", "recovery"});
+                        "slow_start", "recovery", "random_loss"});
     const std::string key = r_.string_or(n, "key", s + ".key", "peer");
     if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
     const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
@@ -213,6 +213,10 @@ class Loader {
     if (recovery == "gate") e.recovery = congestion::Recovery::gate;
     else if (recovery == "prr") e.recovery = congestion::Recovery::prr;
     else r_.fail(n["recovery"], s + ".recovery", "expected gate or prr");
+    const std::string random_loss = r_.string_or(n, "random_loss", s + ".random_loss", "veno");
+    if (random_loss == "veno") e.random_loss = congestion::RandomLoss::veno;
+    else if (random_loss == "congestion") e.random_loss = congestion::RandomLoss::congestion;
+    else r_.fail(n["random_loss"], s + ".random_loss", "expected veno or congestion");
   }
 
   congestion::SchedulerConfig scheduler(const YAML::Node& n) {

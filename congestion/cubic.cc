@@ -67,7 +67,10 @@ void Cubic::on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
 }
 
 void Cubic::on_congestion_event(Instant /*now*/, std::uint32_t n_flows) {
-  const double beta = beta_for(n_flows);
+  reduce(beta_for(n_flows));
+}
+
+void Cubic::reduce(double beta) {
   cwnd_prior_ = cwnd_;
   if (fast_convergence_ && cwnd_ < w_max_) {
     w_max_ = cwnd_ * (1.0 + beta) / 2.0;
@@ -80,12 +83,20 @@ void Cubic::on_congestion_event(Instant /*now*/, std::uint32_t n_flows) {
   epoch_start_.reset();
 }
 
-void Cubic::on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) {
+void Cubic::on_congestion_events(Instant /*now*/, std::uint32_t n_flows, std::uint32_t count) {
+  reduce_batch(beta_for(n_flows), count);
+}
+
+void Cubic::on_random_loss_events(Instant /*now*/, std::uint32_t n_flows, std::uint32_t count) {
+  // Veno cuts 1/5 where Reno cuts 1/2: the same fraction of CUBIC's cut.
+  reduce_batch(1.0 - (1.0 - beta_for(n_flows)) * kRandomLossCutShare, count);
+}
+
+void Cubic::reduce_batch(double beta, std::uint32_t count) {
   if (count == 0) return;
-  on_congestion_event(now, n_flows);  // W_max from the window before the batch
+  reduce(beta);  // W_max from the window before the batch
   // Each further member multiplies by beta once more; W_max stays (n flows
   // that each back off keep their own W_max, which add up to this one).
-  const double beta = beta_for(n_flows);
   for (std::uint32_t i = 1; i < count; ++i) {
     cwnd_ = std::max(cwnd_ * beta, static_cast<double>(params_.min_cwnd_bytes));
   }

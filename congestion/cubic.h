@@ -11,6 +11,8 @@
 //     if W_cubic(t) < W_est then cwnd = W_est.
 //   congestion event (4.6, 4.7): W_max = cwnd, or cwnd * (1 + beta) / 2 with
 //     fast convergence when cwnd < the previous W_max; ssthresh = cwnd * beta.
+//   random loss (TCP Veno's idea): beta' = 1 - 0.4 (1 - beta), the share
+//     of the cut Veno keeps of Reno's (1/5 of 1/2);
 //   timeout (4.8): ssthresh = cwnd * beta, cwnd = 1 MSS; the next epoch
 //     starts with K = 0 and W_max = cwnd at its start.
 //   When an epoch starts with cwnd >= W_max (slow start ended without loss),
@@ -34,6 +36,9 @@ class Cubic final : public WindowLaw {
  public:
   static constexpr double kBeta = 0.7;
   static constexpr double kC = 0.4;
+  // A random loss (TCP Veno) cuts this share of a congestion event's cut:
+  // 1/5 of the window where Reno would halve, so 0.88 for beta = 0.7.
+  static constexpr double kRandomLossCutShare = 0.4;
 
   explicit Cubic(const WindowLawParams& params, bool fast_convergence = true);
 
@@ -43,6 +48,7 @@ class Cubic final : public WindowLaw {
               std::uint32_t n_flows) override;
   void on_congestion_event(Instant now, std::uint32_t n_flows) override;
   void on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
+  void on_random_loss_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
   void on_idle_ended(Duration idle) override;
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
@@ -63,6 +69,8 @@ class Cubic final : public WindowLaw {
 
  private:
   void start_epoch(Instant now, std::uint32_t n_flows);
+  void reduce(double beta);  // one congestion event with this beta (4.6, 4.7)
+  void reduce_batch(double beta, std::uint32_t count);
 
   WindowLawParams params_;
   bool fast_convergence_;

@@ -70,6 +70,9 @@ namespace {
 // window-limited (quiche kMaxBurstBytes: an ack clock releases a few packets
 // at a time, so "flight == cwnd" is rarely exact).
 constexpr ByteCount kCwndLimitedSlackPackets = 3;
+// TCP Veno's beta: below this backlog (packets queued by our window) a loss
+// is taken as random, not as a queue overflow.
+constexpr double kVenoBacklogPackets = 3.0;
 
 ByteCount saturating_add(ByteCount a, ByteCount b) {
   return a > kInfiniteSsthresh - b ? kInfiniteSsthresh : a + b;
@@ -192,6 +195,8 @@ struct Ensemble::Impl {
 
   // Window validation: was the flight before an ack close enough to cwnd?
   bool cwnd_limited(const Domain& d, ByteCount prior_flight) const;
+  // TCP Veno's test at a new loss round (`random_loss: veno`).
+  bool looks_random(const Domain& d) const;
   bool restart_due(const Domain& d, Instant now) const;
   void restart_after_idle(Domain& d, Instant now);
   Duration resume_interval(const Domain& d) const {
@@ -269,6 +274,7 @@ struct Ensemble::Impl {
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
   std::uint64_t rto_count = 0;
+  std::uint64_t random_loss_rounds = 0;  // of loss_rounds, Veno's lighter cuts
   std::uint64_t spurious_rounds = 0;  // decreases undone
   // `n_flows`: each member's own RFC 6582 "recover" point.
   std::unordered_map<MemberId, PacketNumber> member_recovery;
@@ -348,6 +354,20 @@ bool Ensemble::Impl::cwnd_limited(const Domain& d, ByteCount prior_flight) const
   if (prior_flight + kCwndLimitedSlackPackets * config.max_datagram_bytes >= cwnd) return true;
   // Slow start doubles per RTT: a sender using more than half is using it.
   return d.law->in_slow_start() && prior_flight > cwnd / 2;
+}
+
+bool Ensemble::Impl::looks_random(const Domain& d) const {
+  if (config.random_loss != RandomLoss::veno || !d.rtt.has_sample()) return false;
+  const Duration rtt = d.rtt.latest_rtt();
+  const Duration base = d.rtt.min_rtt();
+  if (rtt <= Duration{0} || base <= Duration{0}) return false;
+  // Veno's N = (Expected - Actual) * BaseRTT = cwnd * (RTT - BaseRTT) / RTT,
+  // in packets; beta = 3. A stale min RTT (a longer route) overestimates N:
+  // the safe side, a full cut.
+  const double backlog_packets = static_cast<double>(d.law->cwnd_bytes()) *
+                                 to_seconds(rtt - base) / to_seconds(rtt) /
+                                 static_cast<double>(config.max_datagram_bytes);
+  return backlog_packets < kVenoBacklogPackets;
 }
 
 bool Ensemble::Impl::restart_due(const Domain& d, Instant now) const {
@@ -569,7 +589,12 @@ void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, std
   d.undo->cwnd_before = cwnd_before;
   d.undo->ssthresh_before = ssthresh_before;
   remember_lost(d, lost, first);
-  d.law->on_congestion_events(now, law_flows(), decreases);
+  if (looks_random(d)) {
+    d.law->on_random_loss_events(now, law_flows(), decreases);
+    random_loss_rounds += decreases;
+  } else {
+    d.law->on_congestion_events(now, law_flows(), decreases);
+  }
   loss_rounds += decreases;
   d.recovery_point = d.sent.largest_sent();
   if (d.hystart) d.hystart->on_congestion();
@@ -1064,6 +1089,7 @@ EnsembleStats Ensemble::stats() const {
   s.loss_rounds = m.loss_rounds;
   s.rto_count = m.rto_count;
   s.spurious_rounds = m.spurious_rounds;
+  s.random_loss_rounds = m.random_loss_rounds;
   s.members = m.members.size();
   s.active_members = m.active_members;
   s.resumed = m.resumed_from.has_value();

@@ -68,6 +68,7 @@ struct EnsembleStats {
   std::uint64_t loss_rounds = 0;  // multiplicative decreases
   std::uint64_t rto_count = 0;
   std::uint64_t spurious_rounds = 0;  // decreases undone: every loss was reordering
+  std::uint64_t random_loss_rounds = 0;  // of loss_rounds: lighter cuts (`random_loss: veno`)
   std::size_t members = 0;
   std::size_t active_members = 0;  // backlogged or with packets in flight
   bool resumed = false;           // started from a cached PathState

@@ -28,6 +28,15 @@ enum class SlowStart { standard, hystart_pp };
 // PRR-SSRB, congestion/prr.h), so the first retransmission goes at once.
 enum class Recovery { gate, prr };
 
+// How a domain answers a loss round: every loss is congestion (RFC 5681), or
+// TCP Veno's discrimination (Fu & Liew, IEEE JSAC 2003): when the queue the
+// window keeps in the network, cwnd * (RTT - min RTT) / RTT, is below 3
+// packets at the loss, the loss was random (a radio link, a lossy access
+// line), not an overflow, and the window takes a lighter cut (1/5 where
+// Reno halves). An overflowing drop-tail queue always shows a backlog, so
+// congestive losses get the full cut.
+enum class RandomLoss { congestion, veno };
+
 enum class JoinMode {
   ack_clocked,  // seed 003 Algorithm 1: the joiner's share is released by ACKs of the others
   immediate,    // the joiner may send its share at once (the bursty baseline)
@@ -65,6 +74,7 @@ struct EnsembleConfig {
   // not held until the flight drains below the new cwnd.
   bool send_one_on_recovery = false;
   Recovery recovery = Recovery::gate;  // every domain (`none`: each member)
+  RandomLoss random_loss = RandomLoss::veno;  // every domain (`none`: each member)
   JoinMode join = JoinMode::ack_clocked;
   ByteCount max_datagram_bytes = 1200;        // window arithmetic unit ("MSS")
   std::uint32_t initial_window_packets = 10;  // RFC 6928

@@ -32,11 +32,16 @@ void NewReno::on_ack(ByteCount acked_bytes, const RttInfo& /*rtt*/, Instant /*no
   }
 }
 
-void NewReno::on_congestion_event(Instant /*now*/, std::uint32_t n_flows) {
-  n_flows = std::max<std::uint32_t>(n_flows, 1);
-  // cwnd * (1 - 1/(2n)) = cwnd * (2n - 1) / (2n)
-  const ByteCount reduced = cwnd_ / (2 * n_flows) * (2 * n_flows - 1) +
-                            cwnd_ % (2 * n_flows) * (2 * n_flows - 1) / (2 * n_flows);
+void NewReno::on_congestion_event(Instant /*now*/, std::uint32_t n_flows) { decrease(n_flows, 2); }
+
+void NewReno::on_random_loss_events(Instant /*now*/, std::uint32_t n_flows, std::uint32_t count) {
+  for (std::uint32_t i = 0; i < count; ++i) decrease(n_flows, 5);
+}
+
+void NewReno::decrease(std::uint32_t n_flows, std::uint32_t divisor) {
+  // cwnd * (1 - 1/(d n)) = cwnd * (d n - 1) / (d n)
+  const ByteCount parts = divisor * std::max<std::uint32_t>(n_flows, 1);
+  const ByteCount reduced = cwnd_ / parts * (parts - 1) + cwnd_ % parts * (parts - 1) / parts;
   ssthresh_ = std::max(reduced, params_.min_cwnd_bytes);
   cwnd_ = ssthresh_;
   ca_acked_bytes_ = 0;

@@ -9,6 +9,8 @@
 //  - congestion event: one of n emulated flows halves, so the aggregate keeps
 //    cwnd * (1 - 1/(2n)) (n = 1: halve; n = 4: 7/8). ssthresh = that, floored
 //    at min_cwnd. Computed from cwnd, not FlightSize (RFC 9002 7.3.2);
+//  - random loss (TCP Veno, Fu & Liew 2003): the aggregate keeps
+//    cwnd * (1 - 1/(5n)) (n = 1: Veno's 4/5);
 //  - RTO: ssthresh = max(FlightSize / 2, 2 * MSS), cwnd = 1 MSS (RFC 5681
 //    3.1 equation 4 and the loss window LW).
 #pragma once
@@ -26,6 +28,7 @@ class NewReno final : public WindowLaw {
   void on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
               std::uint32_t n_flows) override;
   void on_congestion_event(Instant now, std::uint32_t n_flows) override;
+  void on_random_loss_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
   void set_params(const WindowLawParams& params) override { params_ = params; }
@@ -35,6 +38,9 @@ class NewReno final : public WindowLaw {
   ByteCount cwnd_;
   ByteCount ssthresh_ = kInfiniteSsthresh;
   ByteCount ca_acked_bytes_ = 0;  // bytes acked towards the next CA increase
+
+  // cwnd * (1 - 1/(divisor * n)), floored at min_cwnd, becomes cwnd and ssthresh.
+  void decrease(std::uint32_t n_flows, std::uint32_t divisor);
 };
 
 }  // namespace egw::congestion

@@ -50,6 +50,12 @@ class WindowLaw {
                       std::uint32_t n_flows) = 0;
   // One multiplicative decrease (the caller guarantees one per loss round).
   virtual void on_congestion_event(Instant now, std::uint32_t n_flows) = 0;
+  // A loss round the queue did not cause (TCP Veno: the backlog estimate was
+  // below a few packets, so the loss was random, e.g. a radio link): a
+  // lighter decrease. The default treats it as congestion.
+  virtual void on_random_loss_events(Instant now, std::uint32_t n_flows, std::uint32_t count) {
+    on_congestion_events(now, n_flows, count);
+  }
   // `count` decreases from one batch of losses (`n_flows`: several members
   // each lost in their own round, EFCM 2.4.2). The default applies them one
   // by one; a law with per-epoch memory (CUBIC's W_max) treats them as one

@@ -43,6 +43,8 @@ EGW_VARIANTS = {
     "egw-prr": "ensemble:\n  recovery: prr\n",
     "egw-modern": "ensemble:\n  slow_start: hystart\n  recovery: prr\n",
     "egw-joinnow": "ensemble:\n  join: immediate\n",
+    "egw-halve": "ensemble:\n  random_loss: congestion\n",
+    "egw-nflows-halve": "ensemble:\n  coupling: n_flows\n  random_loss: congestion\n",
 }
 LABELS = {
     "cubic": "direct TCP (CUBIC)", "bbr": "direct TCP (BBR)", "wireguard": "wireguard-go + CUBIC",
@@ -52,6 +54,7 @@ LABELS = {
     "egw-preempt": "ensemble-gw, HTML-preempt", "egw-nocache": "ensemble-gw, no temporal cache",
     "egw-hystart": "ensemble-gw, HyStart++", "egw-prr": "ensemble-gw, PRR",
     "egw-modern": "ensemble-gw, HyStart++ and PRR", "egw-joinnow": "ensemble-gw, join: immediate",
+    "egw-halve": "ensemble-gw, every loss congestive", "egw-nflows-halve": "ensemble-gw, n_flows, every loss congestive",
 }
 
 

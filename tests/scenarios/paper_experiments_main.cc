@@ -26,6 +26,7 @@
 #include "tests/scenarios/idle_restart_experiment.h"
 #include "tests/scenarios/rwnd_join_experiment.h"
 #include "tests/scenarios/temporal_sharing_iw10_experiment.h"
+#include "tests/scenarios/lossy_pages_experiment.h"
 
 namespace {
 
@@ -86,6 +87,14 @@ const std::vector<Experiment>& experiments() {
          return report_temporal_sharing_iw10(run_temporal_sharing_iw10(true)) +
                 report_temporal_sharing_iw10(run_temporal_sharing_iw10(false));
        }},
+      {"lossy-pages", "14. E-TCP pages under 1 % and 5 % random loss at IW 10, 20 seeds",
+       [] {
+         LossyPagesParams p;
+         p.loss_probability = 0.01;
+         std::string out = report_lossy_pages(run_lossy_pages(p));
+         p.loss_probability = 0.05;
+         return out + report_lossy_pages(run_lossy_pages(p));
+       }},
       {"check-aggressiveness-60s",
        "Check: aggressiveness and fairness with a 10 s warmup and a 60 s (or $EGW_HORIZON_S) horizon, 20 seeds",
        [] {
@@ -126,7 +135,7 @@ int main(int argc, char** argv) {
     ++ran;
   }
   if (ran == 0) {
-    std::fprintf(stderr, "usage: %s [aggressiveness|fairness|join|web|temporal|faststart|session|integrity|applimited|idlemembers|rwndjoin|idlerestart|temporal-iw10 ...]\n",
+    std::fprintf(stderr, "usage: %s [aggressiveness|fairness|join|web|temporal|faststart|session|integrity|applimited|idlemembers|rwndjoin|idlerestart|temporal-iw10|lossy-pages ...]\n",
                  argv[0]);
     return 2;
   }

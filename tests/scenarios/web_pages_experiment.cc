@@ -30,7 +30,8 @@ sim::PairConfig web_pair_config(const WebPagesParams& params, const WebVariant& 
   pair.coupling = variant.coupling;
   pair.policy = variant.policy;
   pair.initial_window_packets = params.initial_window_packets;
-  pair.customize = [params](tunnel::ConnectionConfig& c) {
+  pair.customize = [params, variant](tunnel::ConnectionConfig& c) {
+    c.ensemble.random_loss = variant.random_loss;
     c.ack_every_packets = params.ack_every_packets;
     c.ensemble.slow_start = params.slow_start;
     c.ensemble.send_one_on_recovery = params.send_one_on_recovery;
