@@ -40,6 +40,18 @@ _LN_MU, _LN_SIGMA = math.log(PAGES_MEAN) - _LN_SIGMA2 / 2, math.sqrt(_LN_SIGMA2)
 _GAMMA_SHAPE, _GAMMA_SCALE_S = (READ_MEAN_S / READ_SD_S) ** 2, READ_SD_S ** 2 / READ_MEAN_S
 
 
+def session_pages(rnd):
+    return min(SESSION_CAP_PAGES, max(1, round(rnd.lognormvariate(_LN_MU, _LN_SIGMA))))
+
+
+def page_bytes(rnd):
+    return min(PAGE_CAP_BYTES, round(PAGE_BETA_BYTES * rnd.paretovariate(PAGE_ALPHA)))
+
+
+def reading_s(rnd):
+    return rnd.gammavariate(_GAMMA_SHAPE, _GAMMA_SCALE_S)
+
+
 def window(seed, seconds, rtt_s, rate_bps, inter_session_s=INTER_SESSION_S):
     """The sessions with a page starting in [0, seconds): [[(at_s, bytes), ...], ...]."""
     rnd = random.Random(seed)
@@ -49,15 +61,14 @@ def window(seed, seconds, rtt_s, rate_bps, inter_session_s=INTER_SESSION_S):
         t += rnd.expovariate(1 / inter_session_s)
         if t >= seconds:
             return sessions
-        pages = min(SESSION_CAP_PAGES, max(1, round(rnd.lognormvariate(_LN_MU, _LN_SIGMA))))
         at, inside = t, []
-        for _ in range(pages):
+        for _ in range(session_pages(rnd)):
             if at >= seconds:
                 break
-            size = min(PAGE_CAP_BYTES, round(PAGE_BETA_BYTES * rnd.paretovariate(PAGE_ALPHA)))
+            size = page_bytes(rnd)
             if at >= 0:
                 inside.append((round(at, 3), size))
-            at += page_bound(size, rtt_s, rate_bps) + rnd.gammavariate(_GAMMA_SHAPE, _GAMMA_SCALE_S)
+            at += page_bound(size, rtt_s, rate_bps) + reading_s(rnd)
         if inside:
             sessions.append(inside)
 
