@@ -15,7 +15,8 @@ import threading
 import time
 
 import bounds
-from netlab import client_ip, in_ns, log
+import wwwmodel
+from netlab import HOSTS, client_ip, in_ns, log
 from pages import PAGES
 
 WEBLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "webload.py")
@@ -268,3 +269,53 @@ def bursts(lab, contenders, cross, link, reps, burst_bytes, idle_s, cross_flows)
             log(f"    {c.key:12s} burst rep {rep + 1}: first {res['first_s']}, second {res['second_s']} s"
                 + (f"; ERRORS {errors}" if errors else ""))
     return out
+
+
+# ---------------------------------------------------------------- WWW sessions (EFCM's traffic model)
+
+def www_sessions(lab, contenders, link, reps, seconds, seed, users):
+    """A window of EFCM's WWW model (wwwmodel.py) in its steady state: the
+    same sessions and pages through every contender, each user on its own
+    client and server address. Per page, its time (request to last byte) and
+    its lower bound; per run, the link's busy share and its drops."""
+    rtt = 2 * link.delay_ms / 1000
+    out = {"seconds": seconds, "inter_session_s": wwwmodel.INTER_SESSION_S, "windows": [],
+           "results": {c.key: [] for c in contenders}}
+    for rep in range(reps):
+        used, sessions = wwwmodel.steady_window(seed + 10_000 * rep, seconds, rtt, link.rate_bps, users)
+        page_lb = [[wwwmodel.page_bound(b, rtt, link.rate_bps) for _, b in s] for s in sessions]
+        out["windows"].append({"seed": used, "sessions": sessions, "bounds_s": page_lb,
+                               "offered": wwwmodel.offered(sessions, 0, seconds, link.rate_bps)})
+        for c in rotated(contenders, rep):
+            cold(lab, c)
+            job = {"kind": "sessions", "class": wwwmodel.PAGE_CLASS, "sessions": [
+                {"target": c.target(u % HOSTS), "src": client_ip(u % HOSTS), "pages": s}
+                for u, s in enumerate(sessions)]}
+            before = lab.link_stats()
+            r = webload(job, timeout=seconds + 90)
+            after = lab.link_stats()
+            pages_ = [p for s in r["sessions"] for p in s]
+            errors = [p["error"] for p in pages_ if "error" in p]
+            span = max(p["end"] for p in pages_) - min(p["start"] for p in pages_)
+            drops = sum(after[d][k] - before[d][k] for d in ("a2b", "b2a") for k in ("dropped_queue", "dropped_le"))
+            res = {"page_s": [[round(p["end"] - p["start"], 6) for p in s] for s in r["sessions"]],
+                   "late_s": [[round(p["start"] - p["at"], 6) for p in s] for s in r["sessions"]],
+                   "bytes": sum(p["bytes"] for p in pages_), "span_s": span,
+                   "link_busy": bounds.seconds(after["b2a"]["out_bytes"] - before["b2a"]["out_bytes"],
+                                               link.rate_bps) / span,
+                   "drops": drops, "errors": errors}
+            ratios = sorted(t / lb for ts, lbs in zip(res["page_s"], page_lb) for t, lb in zip(ts, lbs))
+            out["results"][c.key].append(res)
+            log(f"    {c.key:12s} www rep {rep + 1}: {len(ratios)} pages, page/bound median "
+                f"{quantile(ratios, 0.5):.2f} p90 {quantile(ratios, 0.9):.2f}, link busy {res['link_busy']:.0%} "
+                f"over {span:.1f} s, {res['drops']} drops" + (f"; ERRORS {errors}" if errors else ""))
+    return out
+
+
+def quantile(xs, q):
+    """The q-quantile of sorted xs (linear between neighbours)."""
+    if not xs:
+        return None
+    i = q * (len(xs) - 1)
+    lo = int(i)
+    return xs[lo] if lo + 1 >= len(xs) else xs[lo] + (xs[lo + 1] - xs[lo]) * (i - lo)

@@ -10,6 +10,7 @@ import shutil
 import statistics
 
 from contenders import LABELS
+from experiments import quantile
 
 BEGIN, END = "<!-- wan-lab:begin (bench/run writes this section) -->", "<!-- wan-lab:end -->"
 
@@ -38,7 +39,7 @@ def count_errors(results):
         for per in e.get("results", {}).values():
             if e["kind"] == "pages":
                 n += sum(cell["errors"] for cell in per.values())
-            elif e["kind"] in ("join", "bursts"):
+            elif e["kind"] in ("join", "bursts", "www"):
                 n += sum(len(r["errors"]) for r in per)
             else:
                 n += sum(len(r["errors"]) if isinstance(r["errors"], list) else r["errors"]
@@ -137,8 +138,34 @@ def bursts_table(name, e):
     return "\n".join(out)
 
 
+def www_ratios(e, key):
+    """Every page's time / its lower bound, over all repetitions, sorted."""
+    return sorted(t / lb for w, r in zip(e["windows"], e["results"][key])
+                  for ts, lbs in zip(r["page_s"], w["bounds_s"]) for t, lb in zip(ts, lbs))
+
+
+def www_table(name, e):
+    ws = e["windows"]
+    pages = sum(len(s) for w in ws for s in w["sessions"])
+    out = [f"**{name}** ({link_text(e)}): {e['seconds']:g} s of EFCM's WWW session model in its steady state "
+           f"(sessions every {e['inter_session_s']:g} s on average), {len(ws)} window(s) (seed "
+           f"{', '.join(str(w['seed']) for w in ws)}): {sum(len(w['sessions']) for w in ws)} users, {pages} pages "
+           f"of {fmt(med(b for w in ws for s in w['sessions'] for _, b in s) / 1e3, '.0f')} KB median, offering "
+           f"{fmt(mean(w['offered'] for w in ws), '.0%')} of the link. Page time (request to last byte) / the "
+           f"page's own lower bound, median and 90th percentile over all pages; link busy = bytes on the link / "
+           f"its capacity from the first request to the last byte.", "",
+           "| contender | page / bound, median | 90th percentile | link busy | MB | queue drops |",
+           "|---|---|---|---|---|---|"]
+    for key, runs in e["results"].items():
+        rs = www_ratios(e, key)
+        out.append(f"| {label(key)} | {fmt(quantile(rs, 0.5))} | {fmt(quantile(rs, 0.9))} | "
+                   f"{fmt(mean(r['link_busy'] for r in runs), '.0%')} | "
+                   f"{fmt(sum(r['bytes'] for r in runs) / 1e6, '.2f')} | {fmt(sum(r['drops'] for r in runs), 'g')} |")
+    return "\n".join(out)
+
+
 TABLES = {"pages": pages_table, "join": join_table, "pairs": pairs_table, "fairness": fairness_table,
-          "bursts": bursts_table}
+          "bursts": bursts_table, "www": www_table}
 
 
 # ------------------------------------------------------------------ goals
@@ -216,6 +243,13 @@ def goals(results):
             ss = mean(r["second_s"] for r in e["results"]["egw-nocache"])
             row(f"{name}: changed load, at most 10 % worse than slow start (mean of {e['reps']})",
                 f"{m:.3f} s vs {ss:.3f} s ({m / ss - 1:+.0%})", m <= 1.1 * ss)
+    for name, e in ex.items():
+        if e["kind"] != "www" or "egw" not in e["results"] or "cubic" not in e["results"]:
+            continue
+        ours, theirs = www_ratios(e, "egw"), www_ratios(e, "cubic")
+        m, p = [(quantile(ours, q), quantile(theirs, q)) for q in (0.5, 0.9)]
+        row(f"{name}: defaults' median and 90th percentile page/bound below direct CUBIC's",
+            f"median {m[0]:.2f} vs {m[1]:.2f}, p90 {p[0]:.2f} vs {p[1]:.2f}", m[0] < m[1] and p[0] < p[1])
     if not rows:
         return ""
     return "\n".join(["| goal | measured | |", "|---|---|---|", *rows])
@@ -248,7 +282,8 @@ def plots(results, out_dir):
         return
     os.makedirs(out_dir, exist_ok=True)
     for name, e in results["experiments"].items():
-        fn = {"pages": _plot_pages, "join": _plot_join, "fairness": _plot_fairness, "pairs": _plot_pairs}.get(e["kind"])
+        fn = {"pages": _plot_pages, "join": _plot_join, "fairness": _plot_fairness, "pairs": _plot_pairs,
+              "www": _plot_www}.get(e["kind"])
         if fn:
             fig = fn(plt, name, e)
             fig.savefig(os.path.join(out_dir, f"{name}.png"), dpi=110, bbox_inches="tight")
@@ -324,6 +359,23 @@ def _plot_pairs(plt, name, e):
     ax.set_xlabel("client/server pairs")
     ax.set_ylabel("total time, s (median)")
     ax.set_title(f"{name}: {e['objects']} x {e['object_bytes'] // 1024} KB per pair ({link_text(e)})", fontsize=9)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def _plot_www(plt, name, e):
+    """The CDF of every page's time / its lower bound, per contender."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, key in enumerate(e["results"]):
+        rs = www_ratios(e, key)
+        ax.step(rs, [(j + 1) / len(rs) for j in range(len(rs))], where="post", label=label(key),
+                color=plt.cm.tab20(i % 20))
+    ax.axvline(1.0, color="black", linestyle="dashed", linewidth=0.8)
+    ax.set_xlabel("page time / its lower bound")
+    ax.set_ylabel("share of pages")
+    ws = e["windows"]
+    ax.set_title(f"{name}: {sum(len(s) for w in ws for s in w['sessions'])} pages of EFCM's WWW model, "
+                 f"{e['seconds']:g} s, offering {mean(w['offered'] for w in ws):.0%}\n({link_text(e)})", fontsize=9)
     ax.legend(fontsize=7)
     return fig
 

@@ -23,6 +23,12 @@ connection, HTTP/1.0, unless said otherwise):
    "interval_s": [0.5, 2.0], "bytes": 200, "stop_s": 60}
       Application-limited connections beside a workload: each sends a request
       now and then over one HTTP/1.1 connection. Result: requests, errors.
+  {"kind": "sessions", "sessions": [SESSION, ...], "class": "html"}
+      SESSION = {"target": [ip, port], "src": ip, "pages": [[at_s, bytes], ...]}
+      A user browsing (wwwmodel.py): each page one fetch, at its at_s or once
+      the user's previous page is done, whichever is later, so every
+      contender gets the same pages in the same order. Result per session, per
+      page: at, start, end, bytes (and error).
 A fetch that ends early (reset, EOF before Content-Length) is an error in the
 result, never a silent short transfer. CC (client sockets): $WEBLOAD_CC, cubic.
 """
@@ -199,6 +205,15 @@ async def keepalive(job):
     return counts
 
 
+async def browse(session, cls):
+    out = []
+    for at, size in session["pages"]:
+        await asyncio.sleep(max(0.0, at - now()))
+        r = await fetch(session["target"], session.get("src"), size, cls)
+        out.append({"at": at, **{k: r[k] for k in ("start", "end", "bytes", "error") if k in r}})
+    return out
+
+
 async def main(job):
     kind = job["kind"]
     if kind == "pages":
@@ -209,6 +224,8 @@ async def main(job):
         return await run_bursts(job)
     if kind == "keepalive":
         return await keepalive(job)
+    if kind == "sessions":
+        return {"sessions": await asyncio.gather(*(browse(s, job.get("class", "html")) for s in job["sessions"]))}
     raise SystemExit(f"webload: unknown job kind {kind!r}")
 
 
