@@ -127,9 +127,9 @@ TEST_F(OpenProxy, SpecialDestinationsAreRefusedWithAResetALogLineAndACounter) {
 
 // `prefix`, then random bytes to 8 MB in all, where the branch's classifier
 // expects a TLS ClientHello (or an HTTP request). The server does not read
-// for 1.5 s: the gateways must hold back the client (bounded buffers), serve
-// others meanwhile, classify the stream as the default class, then relay
-// every byte intact.
+// for 2.5 s: each gateway must hold at most 2 stream buffers of it (the rest
+// waits in socket buffers and the client), serve others meanwhile, classify
+// the stream as the default class, then relay every byte intact.
 class JunkClient : public LoopbackGateways {
  protected:
   void junk_client_is_relayed_boundedly(const std::string& prefix);
@@ -138,7 +138,7 @@ class JunkClient : public LoopbackGateways {
 void JunkClient::junk_client_is_relayed_boundedly(const std::string& prefix) {
   PatternServer& server = server_;
   constexpr std::size_t kJunkBytes = 8'000'000;
-  server.hold_ms = 1500;
+  server.hold_ms = 2500;
   std::vector<std::uint8_t> junk(prefix.begin(), prefix.end());
   std::mt19937 random(11);
   while (junk.size() < kJunkBytes) junk.push_back(static_cast<std::uint8_t>(random()));
@@ -160,20 +160,26 @@ void JunkClient::junk_client_is_relayed_boundedly(const std::string& prefix) {
     ::close(fd);
     ok = sent == junk.size() && error == 0;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
-  const std::size_t sent_while_held = sent;
-  // Others are served while the junk stream is stuck.
+  // While the server does not read: others are served, and each gateway
+  // holds at most a few stream buffers of the junk (the rest waits in the
+  // kernel's socket buffers, then in the client).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_TRUE(download(1'000'000));
+  std::uint64_t branch_max = 0, hub_max = 0;
+  for (int i = 0; i < 10; ++i) {
+    branch_max = std::max(branch_max, snapshot(*branch_).memory_in_use_bytes);
+    hub_max = std::max(hub_max, snapshot(*hub_).memory_in_use_bytes);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::size_t sent_while_held = sent;
   const GatewaySnapshot b = snapshot(*branch_);
-  const GatewaySnapshot h = snapshot(*hub_);
   std::printf("junk client (%zu-byte prefix): %zu of %zu bytes accepted while the server does not read; "
-              "memory in use: branch %llu, hub %llu bytes\n",
-              prefix.size(), sent_while_held, junk.size(), (unsigned long long)b.memory_in_use_bytes,
-              (unsigned long long)h.memory_in_use_bytes);
-  EXPECT_LT(sent_while_held, junk.size() / 2) << "the gateways swallowed the junk unboundedly";
-  const std::uint64_t limit = 4 * hub_->config().reloadable.limits.stream_buffer_bytes;
-  EXPECT_LE(b.memory_in_use_bytes, limit);
-  EXPECT_LE(h.memory_in_use_bytes, limit);
+              "most memory in use: branch %llu, hub %llu bytes\n",
+              prefix.size(), sent_while_held, junk.size(), (unsigned long long)branch_max, (unsigned long long)hub_max);
+  const std::uint64_t limit = 2 * hub_->config().reloadable.limits.stream_buffer_bytes;
+  EXPECT_GT(branch_max + hub_max, 0u);  // the junk did reach the gateways
+  EXPECT_LE(branch_max, limit);
+  EXPECT_LE(hub_max, limit);
   bool listed = false;
   for (const auto& s : b.streams) {
     if (s.destination == "127.0.0.1:" + std::to_string(server.port())) {
