@@ -46,7 +46,10 @@ class Loader {
     c.endpoint.private_key = key_file(root, "private_key_file", "private_key_file");
     tunnel_settings(root, c);
     peers(root, c);
-    if (!c.is_hub) interception(root["interception"], c.interception);
+    if (!c.is_hub) {
+      if (!root["interception"]) r_.fail(root, "interception", "missing (a branch needs at least interception.lan, or mode: none)");
+      interception(root["interception"], c.interception);
+    }
     else if (root["interception"]) r_.fail(root["interception"], "interception", "only a branch intercepts");
     ensemble(root["ensemble"], c.endpoint.connection.ensemble);
     c.reloadable.scheduler = scheduler(root["scheduler"]);
@@ -143,7 +146,6 @@ class Loader {
 
   void interception(const YAML::Node& n, InterceptionConfig& i) {
     const std::string s = "interception";
-    if (!n) r_.fail(n, s, "missing (a branch needs at least interception.lan, or mode: none)");
     r_.only_keys(n, s, {"mode", "listen", "lan", "ports", "bypass", "reject_quic", "table", "first_bytes_wait_ms"});
     const std::string mode = r_.string_or(n, "mode", s + ".mode", "nftables");
     if (mode == "nftables") i.mode = InterceptionMode::nftables;
@@ -300,6 +302,10 @@ void apply_limits(const Limits& l, tunnel::ConnectionConfig& c) {
 
 std::variant<GatewayConfig, std::string> load_gateway_config(const std::string& path) {
   return load_yaml<GatewayConfig>(path, [](const Reader& r, const YAML::Node& root) { return Loader(r).load(root); });
+}
+
+std::variant<GatewayConfig, std::string> parse_gateway_config(const std::string& path, const std::string& text) {
+  return parse_yaml<GatewayConfig>(path, text, [](const Reader& r, const YAML::Node& root) { return Loader(r).load(root); });
 }
 
 std::optional<std::string> reload_incompatibility(const GatewayConfig& current, const GatewayConfig& next) {

@@ -88,6 +88,9 @@ void apply_limits(const Limits& limits, tunnel::ConnectionConfig& connection);
 
 // The config, or an error "FILE:LINE: KEY: what is wrong".
 std::variant<GatewayConfig, std::string> load_gateway_config(const std::string& path);
+// The same from the file's text (`path` names it in errors; the key files it
+// names are read from disk): the config fuzz target's entry.
+std::variant<GatewayConfig, std::string> parse_gateway_config(const std::string& path, const std::string& text);
 
 // Whether `next` may replace `current` by a reload (same role, keys, peers,
 // listeners); otherwise the reason it needs a restart. (Interception

@@ -1,12 +1,25 @@
 #include "config/yaml_reader.h"
 
 #include <charconv>
+#include <fstream>
+#include <sstream>
 
 namespace egw::config {
 
+std::optional<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return std::move(text).str();
+}
+
 std::string located(const std::string& path, const YAML::Node& node, const std::string& key,
                     const std::string& what) {
-  const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+  // A node without a position (the null root of an empty file, an absent
+  // key) is named at line 1 rather than a line 0 no editor shows.
+  const int line = node.IsDefined() && node.Mark().line >= 0 ? node.Mark().line + 1 : 1;
   return path + ":" + std::to_string(line) + ": " + key + ": " + what;
 }
 

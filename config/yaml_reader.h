@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <variant>
@@ -49,17 +50,14 @@ class Reader {
 std::string located(const std::string& path, const YAML::Node& node, const std::string& key,
                     const std::string& what);
 
-// Reads `path` and returns parse(reader, root), or the error: an unreadable
-// file, a YAML syntax error (with its line) or a ConfigError from `parse`.
+// Parses `text` as the YAML file `path` (which names the file in errors;
+// key files the config names are still read from disk) and returns
+// parse(reader, root), or the error: a YAML syntax error (with its line) or a
+// ConfigError from `parse`.
 template <class T, class Parse>
-std::variant<T, std::string> load_yaml(const std::string& path, Parse parse) {
+std::variant<T, std::string> parse_yaml(const std::string& path, const std::string& text, Parse parse) {
   try {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-      return path + ": cannot read the file";
-    }
+    const YAML::Node root = YAML::Load(text);
     Reader reader(path);
     return parse(reader, root);
   } catch (const ConfigError& e) {
@@ -67,6 +65,17 @@ std::variant<T, std::string> load_yaml(const std::string& path, Parse parse) {
   } catch (const YAML::Exception& e) {
     return path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
   }
+}
+
+// The file's text, or nullopt if it cannot be read.
+std::optional<std::string> read_text_file(const std::string& path);
+
+// Reads `path` and parses it (parse_yaml), or "PATH: cannot read the file".
+template <class T, class Parse>
+std::variant<T, std::string> load_yaml(const std::string& path, Parse parse) {
+  const std::optional<std::string> text = read_text_file(path);
+  if (!text) return path + ": cannot read the file";
+  return parse_yaml<T>(path, *text, parse);
 }
 
 }  // namespace egw::config

@@ -543,6 +543,8 @@ GatewaySnapshot Gateway::snapshot() const {
                          {"unknown_index", es.dropped_unknown_index}, {"unknown_peer", es.dropped_unknown_peer},
                          {"handshake", es.dropped_handshake},         {"rate_limited", es.dropped_rate_limited},
                          {"truncated", tunnel_->stats().dropped_truncated}};
+  s.initiations_processed = es.initiations_processed;
+  s.cookie_replies_sent = es.cookie_replies_sent;
   for (const auto& p : peers_) {
     Session& session = tunnel_->endpoint().session(p->index);
     EnsembleSnapshot e;

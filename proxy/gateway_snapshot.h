@@ -79,6 +79,11 @@ struct GatewaySnapshot {
   // "malformed", "bad_mac1", "unknown_index", "unknown_peer", "handshake",
   // "rate_limited", "forged", "duplicate", "oversized", "truncated").
   std::map<std::string, std::uint64_t> datagrams_dropped;
+  // Handshake initiations that cost Diffie-Hellman, and those answered with a
+  // cookie instead (the hub under a flood: more than
+  // under_load_initiations_per_second passed mac1).
+  std::uint64_t initiations_processed = 0;
+  std::uint64_t cookie_replies_sent = 0;
   std::uint64_t cache_hits = 0;    // ensembles resumed from the temporal cache
   std::uint64_t cache_misses = 0;  // ensembles that started from slow start
   std::uint64_t cache_entries = 0;

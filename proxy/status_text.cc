@@ -93,6 +93,10 @@ void header(std::string& out, const GatewaySnapshot& s) {
   reasons(out, "connections refused", s.connections_refused);
   reasons(out, "destinations refused", s.destinations_refused);
   reasons(out, "datagrams dropped", s.datagrams_dropped);
+  if (s.initiations_processed || s.cookie_replies_sent) {
+    out += "  handshake initiations: " + number(s.initiations_processed) + " processed, " +
+           number(s.cookie_replies_sent) + " answered with a cookie\n";
+  }
   out += "  temporal cache: " + number(s.cache_entries) + " entries, " + number(s.cache_hits) + " hits, " +
          number(s.cache_misses) + " misses; config reloads: " + number(s.config_reloads) + " (" +
          number(s.config_reload_failures) + " failed)\n";

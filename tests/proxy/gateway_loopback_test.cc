@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "proxy/gateway.h"
+#include "tests/support/loopback_tcp.h"
 #include "tests/support/shell.h"
 #include "tunnel/error_codes.h"
 
@@ -28,52 +29,12 @@ namespace {
 namespace fs = std::filesystem;
 namespace asio = boost::asio;
 
+using test_support::read_all;
 using test_support::run_command;
+using test_support::send_all;
+using test_support::tcp_socket_to;
 
 std::uint8_t pattern(std::uint64_t offset) { return static_cast<std::uint8_t>((offset * 131 + 7) % 251); }
-
-int tcp_socket_to(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool send_all(int fd, const std::vector<std::uint8_t>& data) {
-  std::size_t at = 0;
-  while (at < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    at += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Reads to EOF; *error = errno of a failed read (ECONNRESET for a reset).
-std::vector<std::uint8_t> read_all(int fd, int* error) {
-  std::vector<std::uint8_t> out;
-  std::uint8_t buf[65536];
-  *error = 0;
-  for (;;) {
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n == 0) return out;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      *error = errno;
-      return out;
-    }
-    out.insert(out.end(), buf, buf + n);
-  }
-}
 
 // The server behind the hub. A client sends "N\n" plus an upload and closes
 // its sending side; the server reads to EOF, checks the upload and answers

@@ -51,6 +51,7 @@ GatewaySnapshot snapshot() {
   s.connections_accepted = 123;
   s.connections_refused["connect_timeout"] = 3;
   s.datagrams_dropped["bad_mac1"] = 9;
+  s.cookie_replies_sent = 490;
   s.cache_hits = 5;
   s.cache_misses = 2;
   s.cache_entries = 3;
@@ -108,6 +109,8 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
            "egw_connections_refused_total{reason=\"connect_timeout\"} 3",
            "# TYPE egw_destinations_refused_total counter",  // no samples, still declared
            "egw_datagrams_dropped_total{reason=\"bad_mac1\"} 9",
+           "egw_handshake_initiations_processed_total 0",
+           "egw_cookie_replies_total 490",
            "egw_cache_hits_total 5",
            "egw_cache_misses_total 2",
            "egw_cache_entries 3",

@@ -21,6 +21,8 @@ GatewaySnapshot snapshot() {
   s.connections_refused["connect_timeout"] = 3;
   s.connections_refused["limit_memory"] = 0;
   s.datagrams_dropped["bad_mac1"] = 9;
+  s.initiations_processed = 4;
+  s.cookie_replies_sent = 490;
   s.memory_in_use_bytes = 3 << 20;
   s.memory_limit_bytes = 256 << 20;
   s.cache_entries = 3;
@@ -62,6 +64,7 @@ TEST(StatusText, HeaderEnsemblesAndStreams) {
                              "memory 3.0 MiB of 256.0 MiB\n"));
   EXPECT_TRUE(contains(text, "  connections refused: connect_timeout 3\n"));  // zero counts left out
   EXPECT_TRUE(contains(text, "  datagrams dropped: bad_mac1 9\n"));
+  EXPECT_TRUE(contains(text, "  handshake initiations: 4 processed, 490 answered with a cookie\n"));
   EXPECT_FALSE(contains(text, "destinations refused"));
   EXPECT_TRUE(contains(text, "  temporal cache: 3 entries, 5 hits, 2 misses; config reloads: 2 (1 failed)\n"));
   EXPECT_TRUE(contains(text, "PEER   KEY  STATE  ADDRESS            CWND      SSTHRESH  SRTT      INFLIGHT"));
