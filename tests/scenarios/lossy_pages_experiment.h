@@ -24,13 +24,15 @@ struct LossyPagesParams {
     p.path.packet_bytes = 1472;
     p.initial_window_packets = 10;
     p.ack_every_packets = tunnel::ConnectionConfig{}.ack_every_packets;
+    // The uncoupled bundle as the papers had it (every loss is congestion),
+    // then the coupled ensembles with and without Veno's discrimination.
     p.variants = {reno_bundle_variant(),
-                  {"single-content", congestion::CouplingMode::single,
-                   congestion::SchedulingPolicy::content},
-                  {"nflows-content", congestion::CouplingMode::n_flows,
-                   congestion::SchedulingPolicy::content},
+                  {"single-halve", congestion::CouplingMode::single,
+                   congestion::SchedulingPolicy::content, congestion::RandomLoss::congestion},
                   {"single-veno", congestion::CouplingMode::single,
                    congestion::SchedulingPolicy::content, congestion::RandomLoss::veno},
+                  {"nflows-halve", congestion::CouplingMode::n_flows,
+                   congestion::SchedulingPolicy::content, congestion::RandomLoss::congestion},
                   {"nflows-veno", congestion::CouplingMode::n_flows,
                    congestion::SchedulingPolicy::content, congestion::RandomLoss::veno}};
     return p;

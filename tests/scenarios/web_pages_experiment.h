@@ -48,7 +48,8 @@ struct WebVariant {
   std::string name;
   congestion::CouplingMode coupling = congestion::CouplingMode::single;
   congestion::SchedulingPolicy policy = congestion::SchedulingPolicy::preempt;
-  congestion::RandomLoss random_loss = congestion::EnsembleConfig{}.random_loss;
+  // The papers' TCP took every loss for congestion.
+  congestion::RandomLoss random_loss = congestion::RandomLoss::congestion;
 };
 
 // The Reno bundle and E-TCP with its four policies (paper's order: preempt first).
