@@ -73,7 +73,14 @@ struct Gateway::Peer final : SessionHandler {
 
   void on_stream_opened(const tunnel::StreamOpened& e, Instant) override { gateway.on_peer_stream(*this, e); }
   void on_stream_readable(const tunnel::StreamReadable& e, Instant) override {
-    if (Relay* r = by_stream(e.id)) r->on_stream_readable();
+    if (Relay* r = by_stream(e.id)) {
+      // Branch: the hub may have reclassified the stream (STREAM_CLASS); its
+      // bytes count under the new class from now on.
+      if (const tunnel::Connection* c = session().connection()) {
+        if (const auto cls = c->stream_class(e.id)) r->set_content_class(*cls);
+      }
+      r->on_stream_readable();
+    }
   }
   void on_stream_writable(const tunnel::StreamWritable& e, Instant) override {
     if (Relay* r = by_stream(e.id)) r->on_stream_writable();
@@ -228,8 +235,8 @@ void Gateway::relay_finished(Relay& relay) {
     sniff_bytes_ -= s->second.capacity();
     p.sniffing.erase(s);
   }
-  const auto cls = static_cast<std::size_t>(relay.content_class());
-  p.bytes_by_class_closed[cls] += relay.counters().bytes_to_server + relay.counters().bytes_to_client;
+  const auto bytes = relay.bytes_by_class();
+  for (std::size_t c = 0; c < bytes.size(); ++c) p.bytes_by_class_closed[c] += bytes[c];
   if (draining_ && drained_) drain_tick();
 }
 
@@ -551,9 +558,24 @@ GatewaySnapshot Gateway::snapshot() const {
     e.peer = session.peer().name;
     e.key = session.peer().name;
     e.peer_address = Peer::address_text(session);
-    e.handshakes = session.stats().handshakes_completed + session.stats().rekeys;
+    e.handshakes = session.stats().handshakes_completed;  // rekeys included
     e.streams_total = p->streams_total;
     e.bytes_by_class = p->bytes_by_class_closed;
+    // Counters: over every connection the session has had, so that they do
+    // not go back when a new handshake replaces the connection.
+    const tunnel::session::ConnectionTotals totals = session.connection_totals();
+    e.packets_sent = totals.datagrams_sent;
+    e.packets_lost = totals.packets_lost;
+    e.loss_rounds = totals.loss_rounds;
+    e.stream_bytes_retransmitted = totals.stream_bytes_retransmitted;
+    e.ensembles_started = totals.ensembles_started;
+    e.ensembles_resumed = totals.ensembles_resumed;
+    s.cache_hits += totals.ensembles_resumed;
+    s.cache_misses += totals.ensembles_started - totals.ensembles_resumed;
+    s.datagrams_dropped["forged"] += totals.datagrams_forged;
+    s.datagrams_dropped["duplicate"] += totals.datagrams_duplicate;
+    s.datagrams_dropped["malformed"] += totals.datagrams_malformed;
+    // Gauges: the live connection's (its last ensemble's when idle).
     if (const tunnel::Connection* c = session.connection()) {
       const tunnel::ConnectionStats cs = c->stats();
       e.up = !c->is_closed();
@@ -562,26 +584,15 @@ GatewaySnapshot Gateway::snapshot() const {
       e.bytes_in_flight = cs.ensemble.bytes_in_flight;
       e.srtt_seconds = std::chrono::duration<double>(cs.ensemble.srtt).count();
       e.min_rtt_seconds = std::chrono::duration<double>(cs.ensemble.min_rtt).count();
-      e.packets_sent = cs.datagrams_sent;
-      e.packets_lost = cs.ensemble.packets_lost;
-      e.loss_rounds = cs.ensemble.loss_rounds;
-      e.stream_bytes_retransmitted = cs.stream_bytes_retransmitted;
-      e.ensembles_started = cs.ensembles_started;
-      e.ensembles_resumed = cs.ensembles_resumed;
-      s.cache_hits += cs.ensembles_resumed;
-      s.cache_misses += cs.ensembles_started - cs.ensembles_resumed;
-      s.datagrams_dropped["forged"] += cs.datagrams_forged;
-      s.datagrams_dropped["duplicate"] += cs.datagrams_duplicate;
-      s.datagrams_dropped["malformed"] += cs.datagrams_malformed;
     }
     for (const auto& [r, relay] : p->relays) {
       ContentClass cls = relay->content_class();
       if (const tunnel::Connection* c = session.connection(); c && relay->has_stream()) {
         cls = c->stream_class(relay->stream_id()).value_or(cls);
       }
-      const auto k = static_cast<std::size_t>(cls);
-      ++e.streams_by_class[k];
-      e.bytes_by_class[k] += relay->counters().bytes_to_server + relay->counters().bytes_to_client;
+      ++e.streams_by_class[static_cast<std::size_t>(cls)];
+      const auto bytes = relay->bytes_by_class();  // a counter: by the class each byte had
+      for (std::size_t c = 0; c < bytes.size(); ++c) e.bytes_by_class[c] += bytes[c];
       ++s.connections_open;
       if (s.streams.size() >= kMaxListedStreams) {
         ++s.streams_omitted;

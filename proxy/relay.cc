@@ -37,9 +37,23 @@ const char* Relay::state() const {
   return "open";
 }
 
+void Relay::set_content_class(ContentClass cls) {
+  if (cls == class_) return;
+  const std::uint64_t carried = counters_.bytes_to_server + counters_.bytes_to_client;
+  bytes_by_earlier_class_[static_cast<std::size_t>(class_)] += carried - bytes_before_class_;
+  bytes_before_class_ = carried;
+  class_ = cls;
+}
+
+std::array<std::uint64_t, kContentClassCount> Relay::bytes_by_class() const {
+  auto bytes = bytes_by_earlier_class_;
+  bytes[static_cast<std::size_t>(class_)] += counters_.bytes_to_server + counters_.bytes_to_client - bytes_before_class_;
+  return bytes;
+}
+
 void Relay::start(StreamId id, ContentClass cls) {
   id_ = id;
-  class_ = cls;
+  set_content_class(cls);
   stream_assigned_ = true;
   stream_started_ = true;
   boost::system::error_code ec;

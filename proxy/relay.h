@@ -27,6 +27,7 @@
 #include <utility>  // before Boost 1.74 asio (see tunnel_socket.h)
 #include <boost/asio.hpp>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -103,8 +104,14 @@ class Relay : public std::enable_shared_from_this<Relay> {
   // The client's address (branch; kept: the socket forgets it once closed).
   const boost::asio::ip::tcp::endpoint& client() const { return client_; }
   ContentClass content_class() const { return class_; }
-  void set_content_class(ContentClass cls) { class_ = cls; }
+  // Bytes carried from now on count under `cls`; those before stay with the
+  // class they were counted under (bytes_by_class()).
+  void set_content_class(ContentClass cls);
   const RelayCounters& counters() const { return counters_; }
+  // Stream bytes carried (both directions) by the class the relay had while
+  // they passed: a reclassification moves no bytes, so per-class byte
+  // counters summed over relays never go back.
+  std::array<std::uint64_t, kContentClassCount> bytes_by_class() const;
   Instant created() const { return created_; }
   bool finished() const { return finished_; }
   // For status: "open", "half-closed", "closing".
@@ -136,6 +143,8 @@ class Relay : public std::enable_shared_from_this<Relay> {
   StreamId id_ = 0;
   ContentClass class_ = ContentClass::bulk;
   RelayCounters counters_;
+  std::array<std::uint64_t, kContentClassCount> bytes_by_earlier_class_{};
+  std::uint64_t bytes_before_class_ = 0;  // carried before class_ was set
 
   std::vector<std::byte> pending_;  // stream bytes the socket did not take yet
   std::size_t pending_at_ = 0;

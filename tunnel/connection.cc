@@ -654,6 +654,8 @@ void Connection::Impl::maybe_retire_ensemble(Instant now) {
   if (es.bytes_in_flight > 0) return;
   if (cache && ensemble_carried_streams) cache->learn(config.cache_key, ensemble->observe(now), now);
   last_ensemble_stats = es;
+  retired_packets_lost += es.packets_lost;
+  retired_loss_rounds += es.loss_rounds;
   ensemble.reset();
   history.reset(next_packet_number);  // only packets the retired ensemble no longer tracks
   pacing_release.reset();
@@ -826,6 +828,8 @@ ConnectionStats Connection::stats() const {
   s.streams_blocked_by_limit = impl_->blocked_opens.size();
   s.pmtu_bytes = impl_->pmtu.current;
   s.ensemble = impl_->ensemble ? impl_->ensemble->stats() : impl_->last_ensemble_stats;
+  s.packets_lost = impl_->retired_packets_lost + (impl_->ensemble ? s.ensemble.packets_lost : 0);
+  s.loss_rounds = impl_->retired_loss_rounds + (impl_->ensemble ? s.ensemble.loss_rounds : 0);
   return s;
 }
 

@@ -181,6 +181,10 @@ struct ConnectionStats {
   std::uint64_t ensembles_started = 0;
   std::uint64_t ensembles_resumed = 0;  // of those, started from the temporal cache
   std::uint64_t streams_open = 0;
+  // Over every ensemble of this connection: `ensemble` below restarts its
+  // counts with each busy period, these do not.
+  std::uint64_t packets_lost = 0;
+  std::uint64_t loss_rounds = 0;
   // The live ensemble's stats, or the last one's when none is live.
   congestion::EnsembleStats ensemble;
 };

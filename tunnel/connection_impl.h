@@ -219,6 +219,9 @@ struct Connection::Impl {
   bool ensemble_resumed = false;          // it started from the temporal cache
   bool ensemble_carried_streams = false;  // a busy period, not only control frames
   congestion::EnsembleStats last_ensemble_stats;
+  // The retired ensembles' counts (ConnectionStats::packets_lost, loss_rounds).
+  std::uint64_t retired_packets_lost = 0;
+  std::uint64_t retired_loss_rounds = 0;
   SentHistory history;
   PacketNumber next_packet_number = 0;
   // Optimistic-ACK defence: numbers we skipped on purpose.

@@ -135,7 +135,7 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 30u);
+  EXPECT_EQ(type.size(), 32u);  // egw_info + 12 gateway + 3 by reason + 13 ensemble + 3 stream families
 }
 
 TEST(RenderPrometheus, EscapesLabelValues) {

@@ -3,6 +3,7 @@
 // under load, restarts and dead peers.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 
 #include "tests/session/session_pair.h"
@@ -317,6 +318,79 @@ TEST(Session, ABranchNoticesARestartedHubAndStartsANewConnection) {
   EXPECT_NE(pair.branch_session().connection(), before);
   EXPECT_TRUE(pair.hub_session().is_up());
   EXPECT_EQ(pair.branch_session().stats().connections_started, 2u);
+}
+
+// What the gateway exports as Prometheus counters: summed over the
+// session's connections, so they never go back when a hub restart makes the
+// branch replace its connection, and they keep the old connection's counts.
+std::array<std::uint64_t, 9> counters_of(const ConnectionTotals& t) {
+  return {t.datagrams_sent,      t.datagrams_forged, t.datagrams_duplicate, t.datagrams_malformed,
+          t.stream_bytes_retransmitted, t.packets_lost, t.loss_rounds, t.ensembles_started,
+          t.ensembles_resumed};
+}
+
+TEST(Session, ConnectionTotalsNeverGoBackWhenTheConnectionIsReplaced) {
+  SessionPair pair;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  // One in ten of the branch's data datagrams is lost (losses, retransmissions);
+  // one of the hub's is kept to be replayed and forged to the branch.
+  int data_seen = 0;
+  std::optional<WireDatagram> from_hub;
+  pair.tap = [&](WireDatagram& d) {
+    if (std::to_integer<int>(d.bytes[0]) != 1) return true;
+    if (d.to == branch_address()) {
+      if (!from_hub) from_hub = d;
+      return true;
+    }
+    return data_seen++ % 10 != 5;
+  };
+  OneStreamTransfer transfer(pair, 300'000);
+  pair.run_for(ms(2'000), [&] { transfer.step(); });
+  ASSERT_EQ(transfer.read, 300'000u);
+  ASSERT_TRUE(from_hub.has_value());
+  pair.deliver_one(*from_hub);  // again: a duplicate
+  from_hub->bytes[8] ^= std::byte{1};  // the packet number + 2^32: new, so it reaches the AEAD
+  pair.deliver_one(*from_hub);  // forged
+  pair.tap = nullptr;
+
+  const Connection* old = pair.branch_session().connection();
+  const ConnectionTotals before = pair.branch_session().connection_totals();
+  EXPECT_GT(before.datagrams_sent, 0u);
+  EXPECT_GT(before.packets_lost, 0u);
+  EXPECT_GT(before.loss_rounds, 0u);
+  EXPECT_GT(before.stream_bytes_retransmitted, 0u);
+  EXPECT_GE(before.ensembles_started, 1u);
+  EXPECT_EQ(before.datagrams_duplicate, 1u);
+  EXPECT_EQ(before.datagrams_forged, 1u);
+
+  pair.hub = std::make_unique<Endpoint>(pair.hub_config, nullptr, pair.now);  // restarted
+  auto last = counters_of(before);
+  int went_back = 0;
+  OneStreamTransfer again(pair, 0);
+  pair.run_for(ms(10'000), [&] {
+    if (pair.branch_session().connection() == old) transfer.trickle(10, 1'000);  // the branch notices the silence
+    else again.trickle(10, 1'000);
+    SessionPair::events(pair.branch_session());
+    const auto now = counters_of(pair.branch_session().connection_totals());
+    for (std::size_t i = 0; i < now.size(); ++i) went_back += now[i] < last[i];
+    last = now;
+  });
+  EXPECT_EQ(went_back, 0);
+  ASSERT_TRUE(pair.branch_session().is_up());
+  ASSERT_NE(pair.branch_session().connection(), old);
+  ASSERT_EQ(pair.branch_session().stats().connections_started, 2u);
+  // The old connection's counts (at least those read before) plus the new one's.
+  const ConnectionStats live = pair.branch_session().connection()->stats();
+  const ConnectionTotals after = pair.branch_session().connection_totals();
+  EXPECT_GT(live.datagrams_sent, 0u);
+  EXPECT_GE(after.datagrams_sent, before.datagrams_sent + live.datagrams_sent);
+  EXPECT_GE(after.packets_lost, before.packets_lost + live.packets_lost);
+  EXPECT_GE(after.loss_rounds, before.loss_rounds + live.loss_rounds);
+  EXPECT_GE(after.stream_bytes_retransmitted, before.stream_bytes_retransmitted + live.stream_bytes_retransmitted);
+  EXPECT_GE(after.ensembles_started, before.ensembles_started + live.ensembles_started);
+  EXPECT_EQ(after.datagrams_duplicate, before.datagrams_duplicate + live.datagrams_duplicate);
+  EXPECT_EQ(after.datagrams_forged, before.datagrams_forged + live.datagrams_forged);
 }
 
 TEST(Session, ADeadPeerEndsTheConnectionAndSaysSo) {

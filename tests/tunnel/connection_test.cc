@@ -633,6 +633,42 @@ TEST(Connection, WithoutACacheANewEnsembleStartsCold) {
   EXPECT_FALSE(pair.client().stats().ensemble.resumed);
 }
 
+// The ensemble restarts its counts with each busy period; the connection's
+// loss counters (exported as Prometheus counters) must not go back.
+TEST(Connection, LossCountersSurviveTheEnsembleRetiring) {
+  ConnectionPair pair;
+  std::size_t drop_from = 20;  // four client datagrams from here on are lost
+  pair.set_filter([&](bool from_client, std::size_t index, Duration*) {
+    return from_client && index >= drop_from && index < drop_from + 4 ? 0 : 1;
+  });
+  ConnectionStats at_open;  // as the busy period's first stream opened
+  const auto busy_period = [&](std::uint16_t port) {
+    auto id = *pair.client().open_stream(destination_at(12, port), ContentClass::bulk, pair.now());
+    at_open = pair.client().stats();
+    pair.client_app().send(id, pattern(200'000, port), true);
+    pair.hub_app().send(id, {}, true);
+    ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id); }));
+    pair.run_for(ms(100));  // nothing in flight: the ensemble retires
+  };
+  busy_period(80);
+  EXPECT_EQ(pair.client().stats().ensemble.members, 0u);  // retired
+  const ConnectionStats first = pair.client().stats();
+  ASSERT_GT(first.packets_lost, 0u);
+  ASSERT_GT(first.loss_rounds, 0u);
+  EXPECT_EQ(first.packets_lost, first.ensemble.packets_lost);  // one ensemble so far
+
+  drop_from = pair.sent_from_client() + 20;
+  busy_period(81);
+  EXPECT_EQ(at_open.ensembles_started, 2u);
+  EXPECT_EQ(at_open.ensemble.packets_lost, 0u);  // the new ensemble counts from zero...
+  EXPECT_EQ(at_open.packets_lost, first.packets_lost);  // ...the connection does not
+  EXPECT_EQ(at_open.loss_rounds, first.loss_rounds);
+  const ConnectionStats second = pair.client().stats();
+  EXPECT_GT(second.ensemble.packets_lost, 0u);
+  EXPECT_EQ(second.packets_lost, first.packets_lost + second.ensemble.packets_lost);
+  EXPECT_EQ(second.loss_rounds, first.loss_rounds + second.ensemble.loss_rounds);
+}
+
 TEST(Connection, CloseReachesThePeer) {
   ConnectionPair pair;
   auto id = *pair.client().open_stream(destination_at(13, 80), ContentClass::bulk, pair.now());

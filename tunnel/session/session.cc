@@ -216,6 +216,7 @@ void Session::end_connection(const std::string& reason, Instant now) {
   release_index_of(protection_->current());
   release_index_of(protection_->previous());
   release_index_of(protection_->next());
+  retired_totals_.add(connection_->stats());  // its final counts, close included
   connection_.reset();  // the keys go with it
   protection_ = nullptr;
   retire_previous_at_.reset();
@@ -345,6 +346,12 @@ void Session::on_timeout(Instant now) {
     const auto due = connection_->next_timeout();
     if (due && *due <= now) connection_->on_timeout(now);
   }
+}
+
+ConnectionTotals Session::connection_totals() const {
+  ConnectionTotals t = retired_totals_;
+  if (connection_) t.add(connection_->stats());
+  return t;
 }
 
 std::optional<ConnectionEvent> Session::poll_event() {

@@ -39,6 +39,7 @@
 #include "tunnel/connection.h"
 #include "tunnel/crypto/keys.h"
 #include "tunnel/crypto/noise_ik.h"
+#include "tunnel/session/connection_totals.h"
 #include "tunnel/session/cookie.h"
 #include "tunnel/session/handshake_messages.h"
 #include "tunnel/session/index_table.h"
@@ -134,6 +135,9 @@ class Session {
   const PeerAddress& address() const { return address_; }
   const PeerConfig& peer() const { return peer_; }
   const SessionStats& stats() const { return stats_; }
+  // The counters of every connection so far, the live one's included:
+  // monotonic over connection replacements (connection_totals.h).
+  ConnectionTotals connection_totals() const;
   const SessionProtection* protection() const { return protection_; }
 
  private:
@@ -190,6 +194,7 @@ class Session {
   std::deque<ConnectionEvent> orphan_events_;  // from a connection that was replaced
   std::deque<SessionEvent> session_events_;
   SessionStats stats_;
+  ConnectionTotals retired_totals_;  // of the connections ended so far
 };
 
 }  // namespace egw::tunnel::session

@@ -1,0 +1,41 @@
+// ConnectionTotals: a session's connection counters summed over every
+// connection it has had. A Connection's counters start from zero, and a
+// session replaces its connection on every handshake that is not a rekey
+// (the peer restarted, the old connection had closed, a dead peer came
+// back); what the gateway exports as Prometheus counters must not go back
+// then. The session banks each connection's final counts when it ends it
+// (Session::end_connection, the one place a connection is destroyed) and
+// adds the live connection's on top (Session::connection_totals()).
+#pragma once
+
+#include <cstdint>
+
+#include "tunnel/connection.h"
+
+namespace egw::tunnel::session {
+
+struct ConnectionTotals {
+  std::uint64_t datagrams_sent = 0;
+  std::uint64_t datagrams_forged = 0;
+  std::uint64_t datagrams_duplicate = 0;
+  std::uint64_t datagrams_malformed = 0;
+  std::uint64_t stream_bytes_retransmitted = 0;
+  std::uint64_t packets_lost = 0;
+  std::uint64_t loss_rounds = 0;
+  std::uint64_t ensembles_started = 0;
+  std::uint64_t ensembles_resumed = 0;  // of those, started from the temporal cache
+
+  void add(const ConnectionStats& s) {
+    datagrams_sent += s.datagrams_sent;
+    datagrams_forged += s.datagrams_forged;
+    datagrams_duplicate += s.datagrams_duplicate;
+    datagrams_malformed += s.datagrams_malformed;
+    stream_bytes_retransmitted += s.stream_bytes_retransmitted;
+    packets_lost += s.packets_lost;
+    loss_rounds += s.loss_rounds;
+    ensembles_started += s.ensembles_started;
+    ensembles_resumed += s.ensembles_resumed;
+  }
+};
+
+}  // namespace egw::tunnel::session
