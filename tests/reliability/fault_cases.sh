@@ -249,7 +249,7 @@ case_5() {
 
 # ---------------------------------------------------------------- 4
 case_4() {
-  local id="4 NAT rebinding mid-transfer" out=$W/c4.out before port moved back bad=() old_dropped
+  local id="4 NAT rebinding mid-transfer" out=$W/c4.out before port moved back bad=() old_dropped logged
   before=$(peer_address)
   port=${before##*:}
   fc_bg "$out" 40 get "$(server)" 80 "/slow/6000000.bin?seed=n4&seconds=4" 6000000 n4 15 intact
@@ -274,6 +274,7 @@ EOF
   moved=$(peer_address)
   [[ $(field outcome "$out") == intact ]] || bad+=("the running download: $(figures "$out")")
   [[ $moved == "10.$N.0.3:40000" ]] || bad+=("the hub sends to '$moved', want 10.$N.0.3:40000")
+  wait_for "$D/hub.log" "tunnel to branch: now at 10.$N.0.3:40000" 3 || bad+=("no log line for the new address")
   fc 30 get "$(server)" 80 "/bytes/2000000.bin?seed=n4b" 2000000 n4b 15 intact >"$W/c4b.out" 2>&1 ||
     bad+=("after the rebinding: $(figures "$W/c4b.out")")
   old_dropped=$(in_ns hub 10 nft list table ip egwf_nat | grep -o 'packets [0-9]*' | head -n1 | cut -d' ' -f2)
@@ -283,8 +284,10 @@ EOF
     bad+=("back to the old address: $(figures "$W/c4c.out")")
   back=$(peer_address)
   [[ $back == "$before" ]] || bad+=("the hub sends to '$back' after the NAT went, want $before")
+  wait_for "$D/hub.log" "tunnel to branch: now at $before" 3 || bad+=("no log line for the address back")
+  logged=$(grep -o "tunnel to branch: now at 10.$N.0.3:40000.*" "$D/hub.log" | head -n1)
   if ((${#bad[@]} == 0)); then
-    line PASS "$id" "download across the rebinding: $(figures "$out"); the hub followed $before -> $moved ($old_dropped packets to the old address dropped) -> $back, downloads after each intact"
+    line PASS "$id" "download across the rebinding: $(figures "$out"); the hub followed $before -> $moved ($old_dropped packets to the old address dropped) -> $back, logged '$logged', downloads after each intact"
   else
     line FAIL "$id" "$(printf '%s; ' "${bad[@]}")"
     log_tail

@@ -113,7 +113,7 @@ fc_bg() {  # fc_bg OUT LIMIT ARGS...: a client in the background; its pid in $bg
   bg_pid=$!
 }
 field() { grep -o "$1=[^ ]*" "$2" 2>/dev/null | tail -n1 | cut -d= -f2; }  # field NAME FILE
-figures() { grep -v '^receiving' "$1" | tail -n1; }
+figures() { grep -v '^receiving' "$1" | tail -n1 | sed 's/; end=.*//'; }
 wait_for() {  # wait_for FILE PATTERN SECONDS [COUNT]: until COUNT lines match
   local i
   for ((i = 0; i < $3 * 10; i++)); do
