@@ -261,13 +261,14 @@ def raw_connection(sock):
         sock.close()
 
 
-def raw_server(port):
+def serve_tcp(port, handler):
+    """Accepts on [::]:port (both families), each connection in a thread of its own."""
     s = socket.create_server(("::", port), family=socket.AF_INET6, dualstack_ipv6=True, backlog=128)
 
     def serve():
         while True:
             c, _ = s.accept()
-            threading.Thread(target=raw_connection, args=(c,), daemon=True).start()
+            threading.Thread(target=handler, args=(c,), daemon=True).start()
 
     threading.Thread(target=serve, daemon=True).start()
 
@@ -288,16 +289,6 @@ def silent_connection(sock):
     print("silent-end %.3f %s %d" % (time.time(), how, got), flush=True)
 
 
-def silent_server(port):
-    s = socket.create_server(("::", port), family=socket.AF_INET6, dualstack_ipv6=True, backlog=128)
-
-    def serve():
-        while True:
-            c, _ = s.accept()
-            threading.Thread(target=silent_connection, args=(c,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-
 
 def main():
     global quiet
@@ -309,9 +300,9 @@ def main():
     a = p.parse_args()
     quiet = not a.verbose
     httpd = DualStackServer(("::", a.http_port), Handler)
-    raw_server(a.raw_port)
+    serve_tcp(a.raw_port, raw_connection)
     if a.silent_port:
-        silent_server(a.silent_port)
+        serve_tcp(a.silent_port, silent_connection)
     print("ready", flush=True)
     httpd.serve_forever()
 

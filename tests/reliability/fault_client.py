@@ -25,13 +25,13 @@ figures ending with "end=EPOCH outcome=OUTCOME bytes=N" and exits 0 when the
 outcome is expected, 1 otherwise (2 on bad usage).
 """
 import hashlib
-import inspect
 import os
 import socket
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gateway"))
+from client import main as dispatch  # noqa: E402
 from content import content, digest  # noqa: E402
 
 
@@ -162,18 +162,5 @@ def cmd_silent(host, port, wait):
 COMMANDS = {"get": cmd_get, "put": cmd_put, "silent": cmd_silent}
 
 
-def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
-        print(__doc__, file=sys.stderr)
-        return 2
-    fn = COMMANDS[sys.argv[1]]
-    try:
-        inspect.signature(fn).bind(*sys.argv[2:])
-    except TypeError as e:
-        print("usage: %s (%s)" % (sys.argv[1], e), file=sys.stderr)
-        return 2
-    return fn(*sys.argv[2:])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(dispatch(COMMANDS, __doc__))

@@ -52,13 +52,12 @@ timeout 10 ip netns add "egwf-probe-$$" 2>/dev/null || skip_all "cannot create n
 timeout 10 ip netns del "egwf-probe-$$"
 
 tmp=$(mktemp -d /tmp/egw-faults.XXXXXX)
-labs=()  # "PREFIX DIR" of each lab brought up
 watchdog_pid=
 group_pids=()
 cleanup() {
   trap - EXIT INT TERM
   [[ -n $watchdog_pid ]] && kill "$watchdog_pid" 2>/dev/null
-  local entry p d role pid
+  local p d role pid net
   for pid in "${group_pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
   for net in 81 82; do
     p=egwf$net-$$

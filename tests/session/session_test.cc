@@ -361,11 +361,14 @@ TEST(Session, AKeptAliveBranchNoticesADeadHubWithinDeadPeerAfter) {
   EXPECT_GE(*down_at - died, ms(10'000));
 }
 
-// The gateway's settings (config/gateway_config.cc): the branch keeps its
-// tunnel warm with a PING every 5 s.
-void keep_alive_like_the_gateway(SessionPair& pair) {
+// Started and connected with the gateway's settings (config/gateway_config.cc):
+// the branch keeps its tunnel warm with a PING every 5 s.
+void start_like_the_gateway(SessionPair& pair) {
   pair.branch_config.connection.keep_alive = true;
   pair.branch_config.connection.keep_alive_interval = ms(5'000);
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(100));
 }
 
 void drain_events(SessionPair& pair) {
@@ -409,10 +412,7 @@ std::uint64_t hub_sends(SessionPair& pair, StreamId id, std::uint64_t bytes, Dur
 // seconds is not "sent and heard nothing" until the hub had time to answer.
 TEST(Session, AnIdleTunnelRekeysOnlyEveryRekeyAfter) {
   SessionPair pair;
-  keep_alive_like_the_gateway(pair);
-  pair.start();
-  pair.branch_session().connect(pair.now);
-  pair.run_for(ms(100));
+  start_like_the_gateway(pair);
   ASSERT_TRUE(pair.branch_session().is_up());
   const StreamId id = open_download(pair);
   EXPECT_EQ(hub_sends(pair, id, 200'000, ms(1'000)), 200'000u);
@@ -430,10 +430,7 @@ TEST(Session, AHubCanSendToAnIdleBranchRightAfterARekey) {
   SessionTimers timers;
   timers.rekey_after = ms(3'000);
   SessionPair pair(timers);
-  keep_alive_like_the_gateway(pair);
-  pair.start();
-  pair.branch_session().connect(pair.now);
-  pair.run_for(ms(100));
+  start_like_the_gateway(pair);
   ASSERT_TRUE(pair.branch_session().is_up());
   const StreamId id = open_download(pair);
   pair.run_for(ms(3'500));  // the rekey, and more than its retire delay
