@@ -132,6 +132,7 @@ struct Gateway::Peer final : SessionHandler {
   std::unordered_map<Relay*, std::vector<std::byte>> sniffing;  // hub: response heads so far
   bool service_posted = false;
   std::uint64_t handshakes = 0;
+  std::uint64_t address_changes_logged = 0;
   std::uint64_t streams_total = 0;
   PerClass<std::uint64_t> bytes_by_class_closed{};  // of relays that ended
 };
@@ -459,6 +460,15 @@ void Gateway::every_second() {
       refuse("tunnel_down");
       p->waiting_for_tunnel.front()->abort(tunnel::kErrorGatewayLimit);
       p->waiting_for_tunnel.pop_front();
+    }
+  }
+  for (auto& p : peers_) {  // the session follows a peer's new address (NAT rebinding): say so, once a second at most
+    const std::uint64_t changes = p->session().stats().address_changes;
+    if (changes != p->address_changes_logged) {
+      spdlog::info("tunnel to {}: now at {} (its address changed {} time{}: NAT rebinding or roaming)",
+                   p->session().peer().name, Peer::address_text(p->session()), changes - p->address_changes_logged,
+                   changes - p->address_changes_logged == 1 ? "" : "s");
+      p->address_changes_logged = changes;
     }
   }
   if (++ticks_ % kCacheSaveEverySeconds == 0) {

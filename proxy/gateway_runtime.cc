@@ -128,6 +128,17 @@ int run_gateway(const config::GatewayConfig& initial) {
     if (auto err = NftTable::remove(initial.interception.table)) spdlog::warn("removing the nftables table: {}", *err);
     else spdlog::info("nftables table inet {} removed", initial.interception.table);
   };
+  // The table stays while the drain runs (NftTable::stop_new): the
+  // connections it redirected keep their translation until they end.
+  const auto stop_intercepting_new = [&] {
+    if (!table_installed) return;
+    if (auto err = NftTable::stop_new(initial.interception.table)) {
+      spdlog::warn("nftables: cannot stop intercepting new connections, removing the table: {}", *err);
+      remove_table();
+      return;
+    }
+    spdlog::info("nftables table inet {}: new connections no longer intercepted", initial.interception.table);
+  };
   asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   bool stopping = false;
   std::function<void(const boost::system::error_code&, int)> on_signal =
@@ -144,7 +155,7 @@ int run_gateway(const config::GatewayConfig& initial) {
         } else if (!stopping) {
           stopping = true;
           spdlog::info("{}: draining", signal == SIGINT ? "SIGINT" : "SIGTERM");
-          remove_table();  // new connections go straight to their servers again
+          stop_intercepting_new();  // new connections go straight to their servers again
           gateway.drain([&] { io.stop(); });
         } else {
           spdlog::warn("second {}: exiting now", signal == SIGINT ? "SIGINT" : "SIGTERM");

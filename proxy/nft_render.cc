@@ -193,4 +193,13 @@ std::string render_nft_json(const InterceptionRules& r) {
   return out + "\n]}\n";
 }
 
+std::string render_nft_stop_new_json(const std::string& table) {
+  // Inserted first: a new connection is accepted before any redirect. The
+  // redirect rules stay, and with them the translation of the connections
+  // they redirected (a NAT chain only ever sees a connection's first packet).
+  return "{\"nftables\":[{\"insert\":{\"rule\":{\"family\":\"inet\",\"table\":" + quoted(table) +
+         ",\"chain\":\"prerouting\",\"expr\":[{\"match\":{\"op\":\"in\",\"left\":{\"ct\":{\"key\":\"state\"}},"
+         "\"right\":\"new\"}},{\"accept\":null}]}}}]}\n";
+}
+
 }  // namespace egw::proxy

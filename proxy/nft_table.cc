@@ -75,6 +75,11 @@ std::optional<std::string> NftTable::install(const InterceptionRules& rules) {
   return run(render_nft_json(rules));
 }
 
+std::optional<std::string> NftTable::stop_new(const std::string& table) {
+  if (auto error = check_table_name(table)) return error;
+  return run(render_nft_stop_new_json(table));
+}
+
 std::optional<std::string> NftTable::remove(const std::string& table) {
   if (auto error = check_table_name(table)) return error;
   // Add, then delete: one batch that succeeds whether or not the table was there.

@@ -54,6 +54,8 @@ std::optional<std::string> check_rules(const InterceptionRules& rules);
 std::string render_nft_script(const InterceptionRules& rules);
 // The same transaction as libnftables JSON input: what install() runs.
 std::string render_nft_json(const InterceptionRules& rules);
+// What stop_new() runs: `ct state new accept` first in the prerouting chain.
+std::string render_nft_stop_new_json(const std::string& table);
 
 // Needs CAP_NET_ADMIN in the gateway's network namespace. Each call returns
 // an error message, or nullopt on success.
@@ -61,6 +63,11 @@ class NftTable {
  public:
   // Replaces any table of that name (a crash leftover) with ours.
   static std::optional<std::string> install(const InterceptionRules& rules);
+  // Draining: new connections are no longer intercepted, while those the
+  // table redirected keep their address translation. Deleting the table
+  // instead (its NAT rules with it) stopped translating them: their clients
+  // saw neither the rest of their data nor a reset (they hung).
+  static std::optional<std::string> stop_new(const std::string& table);
   // Deletes the table if present; idempotent.
   static std::optional<std::string> remove(const std::string& table);
   static bool exists(const std::string& table);

@@ -145,6 +145,9 @@ using ConnectionEvent =
 struct Transmit {
   std::size_t bytes = 0;      // its size: the first `bytes` bytes of the buffer
   bool low_priority = false;  // DSCP LE (RFC 8622): unvalidated resumed window
+  // The peer owes it an ACK (RFC 9002 section 2): a session that sent only
+  // ACKs since it last heard from its peer has not "sent and heard nothing".
+  bool ack_eliciting = false;
 };
 
 struct ConnectionStats {

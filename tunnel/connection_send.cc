@@ -82,7 +82,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
 
   const bool eliciting = entry.chunk_count > 0 || entry.control_count > 0;
   const PacketNumber number = next_packet_number;
-  Transmit t{seal(buffer, w.written()), false};
+  Transmit t{seal(buffer, w.written()), false, eliciting};
   entry.bytes = static_cast<std::uint32_t>(t.bytes);
   if (eliciting) {
     const congestion::MemberId charged = entry.chunk_count > 0 ? entry.stream_id : kControlMember;
@@ -265,7 +265,7 @@ std::optional<Transmit> Connection::Impl::build_pmtu_probe(Instant now,
   pmtu.probe_size = size;
   pmtu.probe_deadline = now + probe_timeout();
   ++stats.pmtu_probes_sent;
-  return Transmit{seal(buffer, w.written()), false};
+  return Transmit{seal(buffer, w.written()), false, true};
 }
 
 void Connection::Impl::on_pmtu_probe_result(bool acked, Instant now) {

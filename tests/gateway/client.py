@@ -376,11 +376,12 @@ COMMANDS = {
 }
 
 
-def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
-        print(__doc__, file=sys.stderr)
+def main(commands=COMMANDS, doc=__doc__):
+    """Runs argv's command from `commands` (also tests/reliability/fault_client.py's)."""
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        print(doc, file=sys.stderr)
         return 2
-    fn = COMMANDS[sys.argv[1]]
+    fn = commands[sys.argv[1]]
     try:
         inspect.signature(fn).bind(*sys.argv[2:])
     except TypeError as e:

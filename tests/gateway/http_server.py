@@ -25,8 +25,13 @@ line per connection:
   RESULT TOKEN\\n                answers what EARLYFIN TOKEN read ("pending" until
                                  its EOF), closes
 
-Prints "ready" once both listen.
-  usage: http_server.py [--http-port 80] [--raw-port 7000]
+and, with --silent-port, a server that accepts and never answers: it reads
+and discards what the client sends until the client closes, then prints
+"silent-end EPOCH eof|reset BYTES" on stdout (the fault matrix checks that a
+client's close reaches the server through the gateways).
+
+Prints "ready" once all listen.
+  usage: http_server.py [--http-port 80] [--raw-port 7000] [--silent-port PORT]
 """
 import argparse
 import hashlib
@@ -256,15 +261,33 @@ def raw_connection(sock):
         sock.close()
 
 
-def raw_server(port):
+def serve_tcp(port, handler):
+    """Accepts on [::]:port (both families), each connection in a thread of its own."""
     s = socket.create_server(("::", port), family=socket.AF_INET6, dualstack_ipv6=True, backlog=128)
 
     def serve():
         while True:
             c, _ = s.accept()
-            threading.Thread(target=raw_connection, args=(c,), daemon=True).start()
+            threading.Thread(target=handler, args=(c,), daemon=True).start()
 
     threading.Thread(target=serve, daemon=True).start()
+
+
+def silent_connection(sock):
+    got = 0
+    how = "eof"
+    try:
+        while True:
+            data = sock.recv(1 << 16)
+            if not data:
+                break
+            got += len(data)
+    except OSError:
+        how = "reset"
+    finally:
+        sock.close()
+    print("silent-end %.3f %s %d" % (time.time(), how, got), flush=True)
+
 
 
 def main():
@@ -272,11 +295,14 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--http-port", type=int, default=80)
     p.add_argument("--raw-port", type=int, default=7000)
+    p.add_argument("--silent-port", type=int, default=0)
     p.add_argument("--verbose", action="store_true")
     a = p.parse_args()
     quiet = not a.verbose
     httpd = DualStackServer(("::", a.http_port), Handler)
-    raw_server(a.raw_port)
+    serve_tcp(a.raw_port, raw_connection)
+    if a.silent_port:
+        serve_tcp(a.silent_port, silent_connection)
     print("ready", flush=True)
     httpd.serve_forever()
 

@@ -99,6 +99,17 @@ TEST(NftJson, OneTransactionThatReplacesTheTable) {
   EXPECT_EQ(render_nft_json(r), expected);
 }
 
+// Draining: one rule in front, nothing deleted (the redirects keep
+// translating the connections they redirected until those end).
+TEST(NftJson, DrainingAcceptsNewConnectionsFirstAndKeepsTheRedirects) {
+  const std::string expected =
+      "{\"nftables\":[{\"insert\":{\"rule\":{\"family\":\"inet\",\"table\":\"ensemble_gw\",\"chain\":\"prerouting\","
+      "\"expr\":[{\"match\":{\"op\":\"in\",\"left\":{\"ct\":{\"key\":\"state\"}},\"right\":\"new\"}},"
+      "{\"accept\":null}]}}}]}\n";
+  EXPECT_EQ(render_nft_stop_new_json("ensemble_gw"), expected);
+  EXPECT_TRUE(NftTable::stop_new("no such name"));  // an invalid name is refused before nft runs
+}
+
 TEST(NftJson, SetsRangesIp6AndQuicReject) {
   InterceptionRules r = dual_stack();
   r.reject_quic = true;

@@ -435,6 +435,84 @@ TEST(Session, AKeptAliveBranchNoticesADeadHubWithinDeadPeerAfter) {
   EXPECT_GE(*down_at - died, ms(10'000));
 }
 
+// Started and connected with the gateway's settings (config/gateway_config.cc):
+// the branch keeps its tunnel warm with a PING every 5 s.
+void start_like_the_gateway(SessionPair& pair) {
+  pair.branch_config.connection.keep_alive = true;
+  pair.branch_config.connection.keep_alive_interval = ms(5'000);
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(100));
+}
+
+void drain_events(SessionPair& pair) {
+  SessionPair::events(pair.hub_session());
+  SessionPair::events(pair.branch_session());
+}
+
+// A download's start: the branch opens a stream and sends a request.
+StreamId open_download(SessionPair& pair) {
+  Connection* c = pair.branch_session().connection();
+  const StreamId id = *c->open_stream(Destination{}, ContentClass::bulk, pair.now);
+  const std::array<std::byte, 100> request{};
+  c->stream_write(id, request, pair.now);
+  pair.run_for(ms(100), [&] { drain_events(pair); });
+  return id;
+}
+
+// The hub answers `bytes` on stream `id` for `run`; what the branch read.
+std::uint64_t hub_sends(SessionPair& pair, StreamId id, std::uint64_t bytes, Duration run) {
+  std::uint64_t written = 0, read = 0;
+  std::array<std::byte, 4096> chunk{};
+  pair.run_for(run, [&] {
+    Connection* h = pair.hub_session().connection();
+    Connection* b = pair.branch_session().connection();
+    if (!h || !b) return;
+    drain_events(pair);
+    while (written < bytes) {
+      const std::uint64_t n = std::min<std::uint64_t>(chunk.size(), bytes - written);
+      const std::size_t w = h->stream_write(id, std::span(chunk).first(n), pair.now);
+      written += w;
+      if (w == 0) break;
+    }
+    bool fin = false;
+    while (const std::size_t n = b->stream_read(id, chunk, &fin, pair.now)) read += n;
+  });
+  return read;
+}
+
+// An idle tunnel rekeys every rekey_after (120 s), not every
+// silence_rekey_after (5 s): the branch's keep-alive PING after 5 quiet
+// seconds is not "sent and heard nothing" until the hub had time to answer.
+TEST(Session, AnIdleTunnelRekeysOnlyEveryRekeyAfter) {
+  SessionPair pair;
+  start_like_the_gateway(pair);
+  ASSERT_TRUE(pair.branch_session().is_up());
+  const StreamId id = open_download(pair);
+  EXPECT_EQ(hub_sends(pair, id, 200'000, ms(1'000)), 200'000u);
+  pair.run_for(ms(60'000), [&] { drain_events(pair); });
+  EXPECT_EQ(pair.branch_session().stats().rekeys, 0u);
+  EXPECT_EQ(pair.branch_session().stats().connections_started, 1u);
+}
+
+// After a rekey the hub's new keys are unconfirmed until the branch sends
+// with them; a branch that waits for a download may send nothing for
+// seconds. Whatever the hub sends meanwhile (with the previous keys) must
+// still open at the branch, or the download stalls for good: the fault
+// matrix's NAT rebinding case (tests/reliability/fault_matrix.sh) hung so.
+TEST(Session, AHubCanSendToAnIdleBranchRightAfterARekey) {
+  SessionTimers timers;
+  timers.rekey_after = ms(3'000);
+  SessionPair pair(timers);
+  start_like_the_gateway(pair);
+  ASSERT_TRUE(pair.branch_session().is_up());
+  const StreamId id = open_download(pair);
+  pair.run_for(ms(3'500));  // the rekey, and more than its retire delay
+  ASSERT_EQ(pair.branch_session().stats().rekeys, 1u);
+  EXPECT_EQ(hub_sends(pair, id, 200'000, ms(1'000)), 200'000u);
+  EXPECT_EQ(pair.branch->stats().dropped_unknown_index, 0u);
+}
+
 TEST(Session, HandshakeMessagesHaveExactSizesAndNoAmplification) {
   EXPECT_LT(kResponseBytes, kInitiationBytes);
   EXPECT_LT(kCookieReplyBytes, kInitiationBytes);

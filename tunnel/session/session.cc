@@ -130,11 +130,16 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
   initiation_to_send_.reset();
   address_ = from;  // the handshake authenticated it
   last_authenticated_receive_ = now;
+  unanswered_since_.reset();
   ++stats_.handshakes_completed;
   if (rekey) {
     release_index_of(protection_->previous());
     protection_->install(std::move(keypair), /*confirmed=*/true);
-    retire_previous_at_ = now + retire_delay();
+    // The previous keys stay until the responder seals with the new ones
+    // (on_data): it does so only once a packet of ours confirmed them, and
+    // an idle branch may send nothing for seconds. Retiring them now dropped
+    // everything the hub sent meanwhile (a stalled download never resumed).
+    retire_previous_at_.reset();
     ++stats_.rekeys;
   } else {
     start_connection(*params, std::move(keypair), /*confirmed=*/true, now);
@@ -197,6 +202,7 @@ void Session::start_connection(const TransportParameters& peer_params,
   protection_ = protection.get();
   connection_ = std::make_unique<Connection>(config, std::move(protection), cache_, now);
   last_authenticated_receive_ = now;
+  unanswered_since_.reset();
   last_send_ = now;
   down_reported_ = false;
   ++stats_.connections_started;
@@ -240,8 +246,13 @@ void Session::on_data(const PeerAddress& from, std::span<std::byte> datagram, In
   if (protection_->on_accepted()) {
     indices_.release(previous_index);
     retire_previous_at_ = now + retire_delay();
+  } else if (initiator_ && previous && !retire_previous_at_ && protection_->last_accepted_current()) {
+    // The responder switched to our newest keys: what it sealed with the
+    // previous ones can only be late now.
+    retire_previous_at_ = now + retire_delay();
   }
   last_authenticated_receive_ = now;
+  unanswered_since_.reset();
   if (!(from == address_)) {
     address_ = from;
     ++stats_.address_changes;
@@ -268,6 +279,8 @@ std::optional<Transmit> Session::poll_transmit(Instant now, std::span<std::byte>
   const auto t = connection_->poll_transmit(now, buffer);
   if (t) {
     last_send_ = now;
+    // Only what the peer must answer starts the wait for an answer.
+    if (t->ack_eliciting && !unanswered_since_) unanswered_since_ = now;
   } else if (connection_->is_closed()) {
     end_connection("connection closed", now);  // its CLOSE went out: drop the keys
   }
@@ -295,8 +308,9 @@ std::optional<Instant> Session::next_timeout() const {
       earliest(t, current->created_at + timers_.reject_after);
       if (initiator_ && !pending_) {
         earliest(t, current->created_at + timers_.rekey_after);
-        if (last_send_ > last_authenticated_receive_) {
-          earliest(t, last_authenticated_receive_ + timers_.silence_rekey_after);
+        if (unanswered_since_) {
+          earliest(t, std::max(last_authenticated_receive_ + timers_.silence_rekey_after,
+                               *unanswered_since_ + retire_delay()));
         }
       }
     }
@@ -339,8 +353,10 @@ void Session::on_timeout(Instant now) {
     if (initiator_ && !pending_ && current && !connection_->is_closed()) {
       const bool old = now - current->created_at >= timers_.rekey_after ||
                        current->packets_sealed >= timers_.rekey_after_packets;
-      const bool silent = last_send_ > last_authenticated_receive_ &&
-                          now - last_authenticated_receive_ >= timers_.silence_rekey_after;
+      // Silent: nothing heard for silence_rekey_after, and a packet that
+      // needed an answer has had about three PTOs (retire_delay) to get one.
+      const bool silent = unanswered_since_ && now - last_authenticated_receive_ >= timers_.silence_rekey_after &&
+                          now - *unanswered_since_ >= retire_delay();
       if (old || silent) start_rekey(now);
     }
     const auto due = connection_->next_timeout();

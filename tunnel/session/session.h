@@ -22,9 +22,12 @@
 // gateway resets the clients' sockets). A rekey (flag in the initiation,
 // echoed in the response) installs new keys in the live connection; a
 // responder that has no live connection (it restarted) answers without the
-// echo, and the initiator then replaces its connection too. An initiator
-// that has sent but heard nothing authenticated for silence_rekey_after
-// rekeys, which is how a branch notices a restarted hub within seconds.
+// echo, and the initiator then replaces its connection too. The initiator
+// keeps its previous keys until the responder seals with the new ones (the
+// responder switches only once a packet of ours confirmed them), so nothing
+// sent in between is lost. An initiator that heard nothing authenticated
+// for silence_rekey_after, with an ack-eliciting packet unanswered for about
+// three PTOs, rekeys: how a branch notices a restarted hub within seconds.
 #pragma once
 
 #include <deque>
@@ -190,6 +193,11 @@ class Session {
   std::optional<Instant> last_initiation_at_;
   Instant last_authenticated_receive_{};
   Instant last_send_{};
+  // The first ack-eliciting packet sent since the peer was last heard: the
+  // silence rekey waits until it had time to be answered (a keep-alive PING
+  // after 5 quiet seconds is answered at once; rekeying when it left, and
+  // after any ACK-only packet, rekeyed an idle tunnel every 5 s).
+  std::optional<Instant> unanswered_since_;
 
   std::deque<ConnectionEvent> orphan_events_;  // from a connection that was replaced
   std::deque<SessionEvent> session_events_;

@@ -71,6 +71,8 @@ class SessionProtection final : public PacketProtection {
   // The datagram last opened was accepted by the connection (replay check and
   // frames passed): if it was sealed with `next`, promote it. True if so.
   bool on_accepted();
+  // The datagram last opened (and accepted) was sealed with `current`.
+  bool last_accepted_current() const { return current_ && last_opened_ == current_.get(); }
   bool integrity_limit_reached() const { return integrity_limit_reached_; }
 
  private:
