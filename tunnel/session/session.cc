@@ -132,9 +132,20 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
   last_authenticated_receive_ = now;
   ++stats_.handshakes_completed;
   if (rekey) {
-    release_index_of(protection_->previous());
-    protection_->install(std::move(keypair), /*confirmed=*/true);
-    retire_previous_at_ = now + retire_delay();
+    // The hub seals with its old keys until a datagram under the new ones
+    // reaches it: keep them (previous) until the hub's first packet under
+    // the new ones, not for a fixed time. A branch with nothing to send would
+    // otherwise drop the hub's packets meanwhile (unknown index), hear nothing
+    // and rekey again, never confirming: a wedged tunnel.
+    if (awaiting_rekey_confirmation_) {
+      release_index_of(protection_->current());  // the hub never used it
+      protection_->replace_current(std::move(keypair));
+    } else {
+      release_index_of(protection_->previous());
+      protection_->install(std::move(keypair), /*confirmed=*/true);
+    }
+    awaiting_rekey_confirmation_ = true;
+    retire_previous_at_.reset();
     ++stats_.rekeys;
   } else {
     start_connection(*params, std::move(keypair), /*confirmed=*/true, now);
@@ -219,6 +230,7 @@ void Session::end_connection(const std::string& reason, Instant now) {
   connection_.reset();  // the keys go with it
   protection_ = nullptr;
   retire_previous_at_.reset();
+  awaiting_rekey_confirmation_ = false;
   report_down(reason);
 }
 
@@ -238,6 +250,9 @@ void Session::on_data(const PeerAddress& from, std::span<std::byte> datagram, In
   // Authentic, new and well-formed: only now may it change session state.
   if (protection_->on_accepted()) {
     indices_.release(previous_index);
+    retire_previous_at_ = now + retire_delay();
+  } else if (awaiting_rekey_confirmation_ && protection_->opened_with_current()) {
+    awaiting_rekey_confirmation_ = false;  // the hub switched: previous only for reordering now
     retire_previous_at_ = now + retire_delay();
   }
   last_authenticated_receive_ = now;
