@@ -246,11 +246,28 @@ std::uint64_t Gateway::memory_in_use() const {
   return bytes + relay_pending_bytes_ + sniff_bytes_;
 }
 
+// The connection's windows held by bytes nobody reads (clients or servers
+// that stopped reading): three quarters of our receive window not yet read
+// out, or three quarters of our send buffer waiting while the peer's window
+// is (nearly) shut. A new stream would get little or nothing of them and
+// hang, so it is refused with a reset; the quarter left is for the streams
+// already running. (A send buffer full only because the WAN is slow leaves
+// the peer's window open: new streams are scheduled, not refused.)
+bool Gateway::windows_held(const Peer& peer) const {
+  const tunnel::Connection* c = tunnel_->endpoint().session(peer.index).connection();
+  if (!c) return false;
+  const tunnel::ConnectionStats s = c->stats();
+  const tunnel::ConnectionConfig& w = config_.endpoint.connection;
+  return s.recv_buffered_bytes >= w.connection_receive_window_bytes / 4 * 3 ||
+         (s.send_buffered_bytes >= w.connection_send_buffer_bytes / 4 * 3 &&
+          s.send_credit_bytes < w.connection_send_buffer_bytes / 8);
+}
+
 std::string Gateway::admission_refusal(const Peer& peer) const {
   const config::Limits& l = config_.reloadable.limits;
   if (draining_) return "draining";
   if (peer.relays.size() >= l.connections_per_peer) return "limit_connections";
-  if (memory_in_use() >= l.memory_bytes) return "limit_memory";
+  if (memory_in_use() >= l.memory_bytes || windows_held(peer)) return "limit_memory";
   return "";
 }
 

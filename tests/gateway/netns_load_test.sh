@@ -19,11 +19,13 @@
 #      downloads of 2 MB beside them complete, SHA-256 checked, at a stated
 #      rate; the gateways' buffers stay within 200 x (stream buffer + one
 #      relay write) and their RSS bounded
-#   4  memory limit under a memory cgroup: both gateways in a cgroup of
-#      128 MiB, limits.memory_bytes 32 MiB; 600 clients that never read (600 x
-#      256 KiB of stream buffer = 150 MiB per side if nothing refused them):
-#      new connections are refused (limit_memory, reset), no OOM kill, both
-#      gateways alive, and a download beside them completes
+#   4  memory limit (memory_bytes 16 MiB): 2 downloads running, then 200 clients that never read fill the
+#      buffers past the limit; 10 new connections each get a reset
+#      (limit_memory, counted and logged), the 2 running complete (SHA-256)
+#   5  600 clients that never read (150 MiB of stream buffers per side if
+#      nothing bounded them), the gateways restarted with memory_bytes 32 MiB
+#      (connection windows 8 MiB) in a 96 MiB cgroup: buffers bounded, new
+#      connections refused with a reset, no OOM kill, both alive
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,7 +35,7 @@ bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 lab=$root/scripts/gateway-lab.sh
 N=${EGW_LOAD_TEST_NET:-84}
 P=egwo$$
-only=" ${EGW_LOAD_TEST_ONLY:-1 2 3 4} "
+only=" ${EGW_LOAD_TEST_ONLY:-1 2 3 4 5} "
 t_start=$SECONDS
 export PYTHONDONTWRITEBYTECODE=1
 
@@ -201,43 +203,109 @@ if wanted 3; then
   fi
 fi
 
+# in_cgroup MIB: both gateways into a fresh memory cgroup of MIB MiB (what
+# they allocate from then on is charged to it: freshly started gateways, so
+# that is nearly all); out_of_cgroup puts them back.
+in_cgroup() {
+  [[ -d /sys/fs/cgroup/memory ]] && mkdir "$CG" 2>/dev/null || return 1
+  echo $(($1 << 20)) >"$CG/memory.limit_in_bytes"
+  for role in branch hub; do cat "$D/$role.pid" >"$CG/cgroup.procs"; done
+}
+out_of_cgroup() {
+  for role in branch hub; do cat "$D/$role.pid" >/sys/fs/cgroup/memory/cgroup.procs 2>/dev/null; done
+  rmdir "$CG" 2>/dev/null
+}
+cgroup_text() {
+  echo "cgroup peak $(($(cat "$CG/memory.max_usage_in_bytes") >> 20)) MiB of $1, oom_kill $(awk '/^oom_kill / { print $2 }' "$CG/memory.oom_control")"
+}
+oom_kills() { awk '/^oom_kill / { print $2 }' "$CG/memory.oom_control"; }
+alive_count() {
+  local n=0 role
+  for role in branch hub; do kill -0 "$(cat "$D/$role.pid")" 2>/dev/null && n=$((n + 1)); done
+  echo $n
+}
+refused_memory() {
+  echo $(($(metric branch 'egw_connections_refused_total{reason="limit_memory"}') +
+    $(metric hub 'egw_connections_refused_total{reason="limit_memory"}')))
+}
+stop_clients() {
+  for pid in $(ip netns pids "$P-client"); do kill -TERM "$pid" 2>/dev/null; done
+  wait "$@" 2>/dev/null
+}
+
 if wanted 4; then
-  id="4 memory limit in a 128 MiB cgroup"
-  if [[ ! -d /sys/fs/cgroup/memory ]] || ! mkdir "$CG" 2>/dev/null; then
-    line SKIP "$id" "no cgroup v1 memory controller to create $CG"
-  else
-    echo 3 >"$CG/memory.move_charge_at_immigrate"
-    echo $((128 << 20)) >"$CG/memory.limit_in_bytes"
-    for role in branch hub; do
-      set_limits "$role" "{memory_bytes: 33554432}"
-      echo "$(cat "$D/$role.pid")" >"$CG/cgroup.procs"
-    done
-    refused0=$(( $(metric branch 'egw_connections_refused_total{reason="limit_memory"}') +
-      $(metric hub 'egw_connections_refused_total{reason="limit_memory"}') ))
-    (sleep 30 | load 40 stall "$V4" 80 600 4000000 >"$tmp/stall4.out" 2>&1) &
+  id="4 memory limit (16 MiB) reached"
+  if true; then
+    for role in branch hub; do set_limits "$role" "{memory_bytes: 16777216}"; done
+    refused0=$(refused_memory)
+    logged0=$(cat "$D/branch.log" "$D/hub.log" | grep -c ": limit_memory")
+    # Two downloads running before the limit is reached, 4 MB over 10 s.
+    load 60 downloads "$V4" 80 2 4000000 "run4&seconds=10" /slow >"$tmp/run4.out" 2>&1 &
+    run_pid=$!
+    (sleep 30 | load 40 stall "$V4" 80 200 4000000 >"$tmp/stall4.out" 2>&1) &
     stall_pid=$!
     for _ in $(seq 200); do grep -q stalled "$tmp/stall4.out" && break; sleep 0.1; done
-    sleep 3
-    dl=$(load 40 downloads "$V4" 80 2 2000000 incgroup)
-    dl_rc=$?
+    sleep 2
     refused=$(load 20 refused "$V4" 80 10 2)
     refused_rc=$?
     mem_b=$(metric branch egw_memory_in_use_bytes) mem_h=$(metric hub egw_memory_in_use_bytes)
-    usage_max=$(cat "$CG/memory.max_usage_in_bytes")
-    oom=$(awk '/^oom_kill / { print $2 }' "$CG/memory.oom_control")
-    failcnt=$(cat "$CG/memory.failcnt")
-    refused_n=$(( $(metric branch 'egw_connections_refused_total{reason="limit_memory"}') +
-      $(metric hub 'egw_connections_refused_total{reason="limit_memory"}') - refused0 ))
-    for pid in $(ip netns pids "$P-client"); do kill -TERM "$pid" 2>/dev/null; done
-    wait "$stall_pid" 2>/dev/null
-    alive=0
-    for role in branch hub; do kill -0 "$(cat "$D/$role.pid")" 2>/dev/null && alive=$((alive + 1)); done
-    text="$(head -c 40 "$tmp/stall4.out") stalled; limit_memory refusals $refused_n; 10 new connections: $(field "$refused" outcomes); buffered branch $((mem_b / 1048576)) MiB hub $((mem_h / 1048576)) MiB; cgroup peak $((usage_max / 1048576)) MiB of 128, failcnt $failcnt, oom_kill ${oom:-n/a}; $alive of 2 gateways alive; 2 downloads beside: $(field "$dl" ok) of 2 right"
-    for role in branch hub; do
-      echo "$(cat "$D/$role.pid")" >/sys/fs/cgroup/memory/cgroup.procs 2>/dev/null
-      set_limits "$role" ""
-    done
-    if [[ $alive -eq 2 && ${oom:-0} -eq 0 && $refused_n -gt 0 && $refused_rc -eq 0 && $dl_rc -eq 0 ]]; then
+    wait $run_pid
+    run_rc=$?
+    sleep 1.5  # /metrics is refreshed every second
+    refused_n=$(($(refused_memory) - refused0))
+    logged=$(($(cat "$D/branch.log" "$D/hub.log" | grep -c ": limit_memory") - logged0))
+    stop_clients "$stall_pid"
+    text="200 stalled: buffered branch $((mem_b >> 20)) MiB hub $((mem_h >> 20)) MiB; 10 new connections: $(field "$refused" outcomes), limit_memory refusals +$refused_n, log lines +$logged; the 2 running: $(field "$(cat "$tmp/run4.out")" ok) of 2 SHA-256 right, slowest $(field "$(cat "$tmp/run4.out")" slowest_s) s; $(alive_count) of 2 alive"
+    for role in branch hub; do set_limits "$role" ""; done
+    if [[ $refused_rc -eq 0 && $refused_n -ge 10 && $logged -ge 10 && $run_rc -eq 0 && $(alive_count) -eq 2 ]]; then
+      line PASS "$id" "$text"
+    else
+      line FAIL "$id" "$text"
+      log_tail
+    fi
+  fi
+fi
+
+# restart_with_limits YAML: both gateways restarted with `limits: YAML` (the
+# connection windows are sized from memory_bytes at start only).
+restart_with_limits() {
+  local ups role
+  ups=$(grep -c "tunnel to hub up" "$D/branch.log")
+  for role in branch hub; do
+    [[ -f $D/$role.yaml.orig ]] || cp "$D/$role.yaml" "$D/$role.yaml.orig"
+    cp "$D/$role.yaml.orig" "$D/$role.yaml"
+    echo "limits: $1" >>"$D/$role.yaml"
+  done
+  timeout 30 "$lab" stop-branch "$P" "$D" && timeout 30 "$lab" stop-hub "$P" "$D" &&
+    timeout 10 "$lab" start-hub "$P" "$D" "$bin" && sleep 0.5 && timeout 10 "$lab" start-branch "$P" "$D" "$bin" ||
+    return 1
+  for _ in $(seq 100); do (($(grep -c "tunnel to hub up" "$D/branch.log") > ups)) && return 0; sleep 0.1; done
+  return 1
+}
+
+if wanted 5; then
+  id="5 600 slow readers in a 96 MiB cgroup"
+  if ! restart_with_limits "{memory_bytes: 33554432}"; then
+    line FAIL "$id" "the gateways did not restart with memory_bytes 32 MiB"; log_tail
+  elif ! in_cgroup 96; then
+    line SKIP "$id" "no cgroup v1 memory controller to create $CG"
+  else
+    refused0=$(refused_memory)
+    (sleep 30 | load 40 stall "$V4" 80 600 4000000 >"$tmp/stall5.out" 2>&1) &
+    stall_pid=$!
+    for _ in $(seq 200); do grep -q stalled "$tmp/stall5.out" && break; sleep 0.1; done
+    sleep 3
+    refused=$(load 20 refused "$V4" 80 10 2)
+    refused_rc=$?
+    mem_b=$(metric branch egw_memory_in_use_bytes) mem_h=$(metric hub egw_memory_in_use_bytes)
+    rss_b=$(rss_kb branch) rss_h=$(rss_kb hub)
+    sleep 1.5  # /metrics is refreshed every second
+    refused_n=$(($(refused_memory) - refused0))
+    stop_clients "$stall_pid"
+    text="$(head -c 40 "$tmp/stall5.out") (150 MiB of stream buffers per side if nothing bounded them); buffered branch $((mem_b >> 20)) MiB hub $((mem_h >> 20)) MiB; RSS branch $((rss_b >> 10)) MiB hub $((rss_h >> 10)) MiB; 10 new connections: $(field "$refused" outcomes) (limit_memory refusals +$refused_n); $(cgroup_text 96), $(alive_count) of 2 alive"
+    oom=$(oom_kills)
+    out_of_cgroup
+    if [[ $refused_rc -eq 0 && $refused_n -ge 10 && ${oom:-0} -eq 0 && $(alive_count) -eq 2 ]]; then
       line PASS "$id" "$text"
     else
       line FAIL "$id" "$text"
