@@ -5,8 +5,8 @@ line of figures (JSON) and exits 0 when the outcome is the expected one.
 
   load_client.py downloads HOST PORT COUNT SIZE SEED [PATH_PREFIX]
       COUNT downloads of SIZE bytes at once, every SHA-256 checked; figures:
-      per-download rate (min, median) and the aggregate. PATH_PREFIX "/slow"
-      with "?seconds=T" appended by SEED "seed&seconds=T" spreads them out.
+      per-download rate (min, median), the aggregate, the slowest. With
+      PATH_PREFIX /slow and SEED "NAME&seconds=T" each is spread over T s.
   load_client.py refused HOST PORT COUNT WITHIN
       COUNT connections one after the other, each sends a GET and must see a
       reset within WITHIN s (not an answer, not a clean EOF, not a hang).
