@@ -246,21 +246,20 @@ std::uint64_t Gateway::memory_in_use() const {
   return bytes + relay_pending_bytes_ + sniff_bytes_;
 }
 
-// The connection's windows held by bytes nobody reads (clients or servers
-// that stopped reading): three quarters of our receive window not yet read
-// out, or three quarters of our send buffer waiting while the peer's window
-// is (nearly) shut. A new stream would get little or nothing of them and
-// hang, so it is refused with a reset; the quarter left is for the streams
-// already running. (A send buffer full only because the WAN is slow leaves
-// the peer's window open: new streams are scheduled, not refused.)
+// The connection's windows held, typically by bytes nobody reads (clients or
+// servers that stopped reading): seven eighths of our receive window not
+// yet read out, or of our send buffer not yet acknowledged. A new stream
+// would wait behind every stream blocked on them (seconds with hundreds),
+// so it is refused with a reset; the eighth left is for the streams already
+// running. (At the defaults that takes 224 streams with full buffers: 200
+// clients that stopped reading do not shut out the others.)
 bool Gateway::windows_held(const Peer& peer) const {
   const tunnel::Connection* c = tunnel_->endpoint().session(peer.index).connection();
   if (!c) return false;
   const tunnel::ConnectionStats s = c->stats();
   const tunnel::ConnectionConfig& w = config_.endpoint.connection;
-  return s.recv_buffered_bytes >= w.connection_receive_window_bytes / 4 * 3 ||
-         (s.send_buffered_bytes >= w.connection_send_buffer_bytes / 4 * 3 &&
-          s.send_credit_bytes < w.connection_send_buffer_bytes / 8);
+  return s.recv_buffered_bytes >= w.connection_receive_window_bytes / 8 * 7 ||
+         s.send_buffered_bytes >= w.connection_send_buffer_bytes / 8 * 7;
 }
 
 std::string Gateway::admission_refusal(const Peer& peer) const {

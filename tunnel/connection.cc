@@ -822,7 +822,6 @@ ConnectionStats Connection::stats() const {
   s.recv_reassembly_intervals = impl_->recv_intervals;
   s.send_buffered_bytes = impl_->send_buffered;
   s.recv_buffered_bytes = impl_->recv_credit.unconsumed();
-  s.send_credit_bytes = impl_->send_credit.available();
   s.streams_open = impl_->streams.size();
   s.streams_blocked_by_limit = impl_->blocked_opens.size();
   s.pmtu_bytes = impl_->pmtu.current;

@@ -167,8 +167,6 @@ struct ConnectionStats {
   std::uint64_t send_buffered_bytes = 0;
   // Received stream bytes not read yet (at most the connection receive window).
   std::uint64_t recv_buffered_bytes = 0;
-  // What the peer's connection window lets us send now (MAX_DATA - sent).
-  std::uint64_t send_credit_bytes = 0;
   // Local streams waiting for the peer's MAX_STREAMS; packet numbers skipped.
   std::uint64_t streams_blocked_by_limit = 0;
   std::uint64_t packet_numbers_skipped = 0;

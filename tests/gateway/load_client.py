@@ -10,6 +10,10 @@ line of figures (JSON) and exits 0 when the outcome is the expected one.
   load_client.py refused HOST PORT COUNT WITHIN
       COUNT connections one after the other, each sends a GET and must see a
       reset within WITHIN s (not an answer, not a clean EOF, not a hang).
+  load_client.py outcomes HOST PORT COUNT WITHIN
+      COUNT connections at once, each sends a GET: a reset or an answer
+      within WITHIN s are fine, a clean EOF without an answer or nothing
+      (hung) are not.
   load_client.py stall HOST PORT COUNT SIZE
       COUNT connections that ask for SIZE bytes and never read (a 4 KiB
       receive buffer): prints {"stalled": N} once every request is sent, then
@@ -101,6 +105,26 @@ def cmd_refused(host, port, count, within):
     return emit(outcomes.get("reset", 0) == count, count=count, outcomes=outcomes, slowest_s=round(slowest, 3))
 
 
+def cmd_outcomes(host, port, count, within):
+    port, count, within = int(port), int(count), float(within)
+    results = [None] * count
+
+    def one(i):
+        results[i] = expect_reset(host, port, within)
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(within + 5)
+    outcomes = {}
+    for r in results:
+        key = r[0] if r else "timeout"
+        outcomes[key] = outcomes.get(key, 0) + 1
+    slowest = max((r[1] for r in results if r), default=0.0)
+    return emit(outcomes.get("reset", 0) + outcomes.get("answered", 0) == count, count=count, outcomes=outcomes,
+                slowest_s=round(slowest, 3))
+
+
 def cmd_stall(host, port, count, size):
     port, count, size = int(port), int(count), int(size)
     socks = []
@@ -123,7 +147,7 @@ def cmd_stall(host, port, count, size):
     return 0
 
 
-COMMANDS = {"downloads": cmd_downloads, "refused": cmd_refused, "stall": cmd_stall}
+COMMANDS = {"downloads": cmd_downloads, "refused": cmd_refused, "outcomes": cmd_outcomes, "stall": cmd_stall}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

@@ -8,6 +8,8 @@
 #   EGW_LOAD_TEST_ONLY="1 3"   run only these scenarios
 #   EGW_LOAD_TEST_NET=84       the lab's address number (10.NET.x.y)
 #   EGW_LOAD_TEST_KEEP=1       keep the lab's directory (configs, logs)
+#   EGW_LOAD_TEST_RSS_SLACK_MIB=64  RSS growth allowed beyond the buffers' bound
+#                              (scenario 3; ASan's quarantine needs more)
 #
 # Scenarios (limits set by SIGHUP reloads, as an operator would):
 #   1  connection limit at the branch (connections_per_peer: 20): 20 slow
@@ -20,12 +22,15 @@
 #      rate; the gateways' buffers stay within 200 x (stream buffer + one
 #      relay write) and their RSS bounded
 #   4  memory limit (memory_bytes 16 MiB): 2 downloads running, then 200 clients that never read fill the
-#      buffers past the limit; 10 new connections each get a reset
-#      (limit_memory, counted and logged), the 2 running complete (SHA-256)
+#      buffers past the limit; 10 new connections at once: each gets a reset
+#      (limit_memory, counted and logged) or, in a moment the buffers dipped
+#      below the limit, an answer; none hangs 5 s; the 2 running complete
+#      (SHA-256)
 #   5  600 clients that never read (150 MiB of stream buffers per side if
 #      nothing bounded them), the gateways restarted with memory_bytes 32 MiB
-#      (connection windows 8 MiB) in a 96 MiB cgroup: buffers bounded, new
-#      connections refused with a reset, no OOM kill, both alive
+#      (connection windows 8 MiB) in a 96 MiB cgroup: buffers bounded, no OOM
+#      kill, both alive; 10 new connections at once: refused (limit_memory)
+#      or answered, none hangs 5 s
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -71,7 +76,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "FAIL: interrupted"; exit 1' INT TERM
 
-limit=${EGW_LOAD_TEST_LIMIT:-150}
+limit=${EGW_LOAD_TEST_LIMIT:-200}
 (
   trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
   sleep "$limit" &
@@ -144,7 +149,7 @@ connection_limit() {
   set_limits "$role" "{connections_per_peer: 20}" || { line FAIL "$id" "reload failed"; return; }
   refused0=$(metric "$role" 'egw_connections_refused_total{reason="limit_connections"}')
   logged0=$(grep -c -- "$pattern" "$D/$role.log")
-  load 60 downloads "$V4" 80 20 2000000 "held$tag&seconds=6" /slow >"$tmp/held$tag.out" 2>&1 &
+  load 60 downloads "$V4" 80 20 2000000 "held$tag&seconds=4" /slow >"$tmp/held$tag.out" 2>&1 &
   local held_pid=$!
   if ! wait_open "$role" 20 10; then
     line FAIL "$id" "the 20 held downloads did not open ($(metric "$role" egw_connections_open) open)"
@@ -195,7 +200,7 @@ if wanted 3; then
   mem_max=$((mem_b > mem_b2 ? mem_b : mem_b2))
   summary_text="beside 200 stalled ($(head -c 40 "$tmp/stall.out"), $open_b open): $(field "$dl" ok) of 10 downloads of 2 MB right, median $(field "$dl" mbit_s_median) Mbit/s, slowest $(field "$dl" slowest_s) s (alone: median $(field "$baseline" mbit_s_median) Mbit/s, slowest $(field "$baseline" slowest_s) s); buffered: branch $((mem_max / 1048576)) MiB, hub $((mem_h / 1048576)) MiB (bound $((bound / 1048576)) MiB); RSS branch $((rss0_b / 1024)) -> $((rss_b / 1024)) MiB, hub $((rss0_h / 1024)) -> $((rss_h / 1024)) MiB"
   if [[ $dl_rc -eq 0 && $(field "$dl" slowest_s | cut -d. -f1) -lt 10 && $mem_max -le $bound && $mem_h -le $bound &&
-    $rss_b -lt $((rss0_b + bound / 1024 + 65536)) ]]; then
+    $rss_b -lt $((rss0_b + bound / 1024 + ${EGW_LOAD_TEST_RSS_SLACK_MIB:-64} * 1024)) ]]; then
     line PASS "$id" "$summary_text"
   else
     line FAIL "$id" "$summary_text"
@@ -240,13 +245,13 @@ if wanted 4; then
     refused0=$(refused_memory)
     logged0=$(cat "$D/branch.log" "$D/hub.log" | grep -c ": limit_memory")
     # Two downloads running before the limit is reached, 4 MB over 10 s.
-    load 60 downloads "$V4" 80 2 4000000 "run4&seconds=10" /slow >"$tmp/run4.out" 2>&1 &
+    load 60 downloads "$V4" 80 2 4000000 "run4&seconds=8" /slow >"$tmp/run4.out" 2>&1 &
     run_pid=$!
     (sleep 30 | load 40 stall "$V4" 80 200 4000000 >"$tmp/stall4.out" 2>&1) &
     stall_pid=$!
     for _ in $(seq 200); do grep -q stalled "$tmp/stall4.out" && break; sleep 0.1; done
     sleep 2
-    refused=$(load 20 refused "$V4" 80 10 2)
+    refused=$(load 20 outcomes "$V4" 80 10 5)
     refused_rc=$?
     mem_b=$(metric branch egw_memory_in_use_bytes) mem_h=$(metric hub egw_memory_in_use_bytes)
     wait $run_pid
@@ -257,7 +262,9 @@ if wanted 4; then
     stop_clients "$stall_pid"
     text="200 stalled: buffered branch $((mem_b >> 20)) MiB hub $((mem_h >> 20)) MiB; 10 new connections: $(field "$refused" outcomes), limit_memory refusals +$refused_n, log lines +$logged; the 2 running: $(field "$(cat "$tmp/run4.out")" ok) of 2 SHA-256 right, slowest $(field "$(cat "$tmp/run4.out")" slowest_s) s; $(alive_count) of 2 alive"
     for role in branch hub; do set_limits "$role" ""; done
-    if [[ $refused_rc -eq 0 && $refused_n -ge 10 && $logged -ge 10 && $run_rc -eq 0 && $(alive_count) -eq 2 ]]; then
+    resets=$(field "$refused" 'outcomes.get("reset", 0)')
+    if [[ $refused_rc -eq 0 && $resets -ge 1 && $refused_n -ge $resets && $logged -ge $resets && $run_rc -eq 0 &&
+      $(alive_count) -eq 2 ]]; then
       line PASS "$id" "$text"
     else
       line FAIL "$id" "$text"
@@ -295,7 +302,7 @@ if wanted 5; then
     stall_pid=$!
     for _ in $(seq 200); do grep -q stalled "$tmp/stall5.out" && break; sleep 0.1; done
     sleep 3
-    refused=$(load 20 refused "$V4" 80 10 2)
+    refused=$(load 20 outcomes "$V4" 80 10 5)
     refused_rc=$?
     mem_b=$(metric branch egw_memory_in_use_bytes) mem_h=$(metric hub egw_memory_in_use_bytes)
     rss_b=$(rss_kb branch) rss_h=$(rss_kb hub)
@@ -305,7 +312,7 @@ if wanted 5; then
     text="$(head -c 40 "$tmp/stall5.out") (150 MiB of stream buffers per side if nothing bounded them); buffered branch $((mem_b >> 20)) MiB hub $((mem_h >> 20)) MiB; RSS branch $((rss_b >> 10)) MiB hub $((rss_h >> 10)) MiB; 10 new connections: $(field "$refused" outcomes) (limit_memory refusals +$refused_n); $(cgroup_text 96), $(alive_count) of 2 alive"
     oom=$(oom_kills)
     out_of_cgroup
-    if [[ $refused_rc -eq 0 && $refused_n -ge 10 && ${oom:-0} -eq 0 && $(alive_count) -eq 2 ]]; then
+    if [[ $refused_rc -eq 0 && $refused_n -ge 1 && ${oom:-0} -eq 0 && $(alive_count) -eq 2 ]]; then
       line PASS "$id" "$text"
     else
       line FAIL "$id" "$text"
