@@ -16,12 +16,22 @@
 //                  --verify-timeout s, default 60) for all of them to come back:
 //                  {"event":"verified","open":N,"alive":A,"dead":D,"missing":M,"seconds":S}
 //         close    close every connection: {"event":"closed","closed":N}
+//         burst N  open N more connections within --burst-seconds (default 1),
+//                  whatever --rate and --in-flight say; each sends one message
+//                  at once and waits for its echo. After --burst-timeout s
+//                  (default 10) or when all ended:
+//                  {"event":"burst","new":N,"served":S,"refused":R,"eof":E,"hung":H,
+//                   "connect_ms":{"p50":..,"p90":..,"p99":..,"max":..},"echo_ms":{...}}
+//                  served: echoed right; refused: a reset (or connection refused);
+//                  eof: closed without the echo; hung: none of these in time.
+//                  connect_ms: connect() to writable; echo_ms: connect() to the echo.
 //         quit     (or EOF) exit
 //       Meanwhile every open connection sends --message-bytes bytes every
 //       uniform(--interval-min, --interval-max) seconds (the first one at a
 //       random point of the first interval) and expects them echoed.
 //       A connection that sees EOF, an error or a wrong echo is dead (counted,
-//       closed). Raises RLIMIT_NOFILE to its hard limit (root: 1,048,576).
+//       closed). --idle-fraction F: that share of the connections (spread
+//       evenly) never sends on its own, only for `verify` (idle for minutes). Raises RLIMIT_NOFILE to its hard limit (root: 1,048,576).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -36,6 +46,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdint>
@@ -65,7 +76,8 @@ using Clock = std::chrono::steady_clock;
                "usage: conn_scale serve --listen ADDR:PORT\n"
                "       conn_scale run --connect ADDR:PORT --targets N[,N...] [--rate 1000] [--in-flight 256]\n"
                "                      [--interval-min 10] [--interval-max 30] [--message-bytes 16]\n"
-               "                      [--verify-timeout 60] [--cc NAME] [--seed N]\n",
+               "                      [--verify-timeout 60] [--cc NAME] [--seed N] [--idle-fraction F]\n"
+               "                      [--burst-seconds 1] [--burst-timeout 10]\n",
                msg);
   std::exit(2);
 }
@@ -197,8 +209,14 @@ struct RunOptions {
   double interval_max = 30;
   int message_bytes = 16;
   double verify_timeout = 60;
+  double idle_fraction = 0;
+  double burst_seconds = 1;
+  double burst_timeout = 10;
   unsigned seed = 1;
 };
+
+// What became of a connection opened by `burst`.
+enum class Outcome : uint8_t { pending, served, refused, eof };
 
 enum class State : uint8_t { connecting, open, dead };
 
@@ -209,7 +227,25 @@ struct Conn {
   uint32_t outstanding = 0;  // bytes sent, not yet echoed
   uint64_t sent_seq = 0;     // bytes ever sent (the echo must match the pattern)
   uint64_t echo_seq = 0;
+  bool idle = false;   // sends only for verify
+  bool burst = false;  // opened by `burst`: outcome and latencies recorded
+  Outcome outcome = Outcome::pending;
+  Clock::time_point started{};
+  double connect_ms = -1;
+  double echo_ms = -1;
 };
+
+// "p50":..,"p90":..,"p99":..,"max":.. of the non-negative values.
+std::string percentiles(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return x < 0; }), v.end());
+  if (v.empty()) return "{}";
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))]; };
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "{\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,\"max\":%.2f,\"n\":%zu}", at(0.5), at(0.9),
+                at(0.99), v.back(), v.size());
+  return buf;
+}
 
 unsigned char pattern_byte(size_t conn, uint64_t seq) { return static_cast<unsigned char>((conn * 31 + seq * 7) & 0xff); }
 
@@ -249,9 +285,20 @@ class Client {
              open_, failed_connects_, secs(Clock::now() - start_));
       }
       if (verifying_) check_verify();
+      if (burst_left_ > 0) {
+        burst_credit_ = std::min<double>(burst_credit_ + secs(now - burst_last_) * burst_rate_, burst_rate_ / 10 + 1);
+        burst_last_ = now;
+        while (burst_left_ > 0 && burst_credit_ >= 1) {
+          open_one(/*burst=*/true);
+          burst_credit_ -= 1;
+          if (--burst_left_ == 0) burst_opened_at_ = Clock::now();
+        }
+      }
+      if (bursting_) check_burst();
       fire_timers(now);
       int timeout_ms = 1000;
-      if (static_cast<long>(conns_.size()) < target) timeout_ms = 2;
+      if (static_cast<long>(conns_.size()) < target || burst_left_ > 0) timeout_ms = 1;
+      if (bursting_) timeout_ms = std::min(timeout_ms, 100);
       if (!timers_.empty()) {
         const auto due = timers_.top().first - Clock::now();
         timeout_ms = std::clamp<int>(static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(due).count()) + 1,
@@ -273,6 +320,8 @@ class Client {
             start_verify();
           } else if (cmd == "close") {
             close_all();
+          } else if (cmd.rfind("burst ", 0) == 0) {
+            start_burst(std::strtol(cmd.c_str() + 6, nullptr, 10));
           } else if (cmd == "quit") {
             quit_ = true;
           } else {
@@ -297,10 +346,14 @@ class Client {
                     i);
   }
 
-  void open_one() {
+  void open_one(bool burst = false) {
     const size_t i = conns_.size();
     conns_.emplace_back();
     Conn& c = conns_.back();
+    c.burst = burst;
+    c.idle = burst || (o_.idle_fraction > 0 &&
+                       std::floor(static_cast<double>(i + 1) * o_.idle_fraction) > std::floor(static_cast<double>(i) * o_.idle_fraction));
+    c.started = Clock::now();
     c.fd = ::socket(addr_.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (c.fd < 0) die("socket (raise the descriptor limit?)");
     if (!o_.cc.empty()) setsockopt(c.fd, IPPROTO_TCP, TCP_CONGESTION, o_.cc.data(), static_cast<socklen_t>(o_.cc.size()));
@@ -308,6 +361,7 @@ class Client {
     setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     int r = ::connect(c.fd, reinterpret_cast<sockaddr*>(&addr_), addr_len_);
     if (r != 0 && errno != EINPROGRESS) {
+      if (c.burst) c.outcome = errno == ECONNREFUSED || errno == ECONNRESET ? Outcome::refused : Outcome::eof;
       ++failed_connects_;
       ::close(c.fd);
       c.fd = -1;
@@ -322,9 +376,12 @@ class Client {
     epoll_ctl(ep_, EPOLL_CTL_ADD, c.fd, &ev);
   }
 
-  void kill(size_t i) {
+  void kill(size_t i, int err = 0) {
     Conn& c = conns_[i];
     if (c.state == State::dead) return;
+    if (c.burst && c.outcome == Outcome::pending) {
+      c.outcome = err == ECONNRESET || err == ECONNREFUSED || err == EPIPE ? Outcome::refused : Outcome::eof;
+    }
     if (c.state == State::connecting && c.fd >= 0) --connecting_;
     if (c.state == State::open) --open_;
     c.state = State::dead;
@@ -342,7 +399,7 @@ class Client {
       getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &l);
       if (err != 0) {
         ++failed_connects_;
-        kill(i);
+        kill(i, err);
         return;
       }
       if (!(ev & EPOLLOUT)) return;
@@ -353,7 +410,12 @@ class Client {
       e.events = EPOLLIN;
       e.data.u64 = i;
       epoll_ctl(ep_, EPOLL_CTL_MOD, c.fd, &e);
-      schedule(i, uniform(0, o_.interval_max));
+      if (c.burst) {
+        c.connect_ms = secs(Clock::now() - c.started) * 1e3;
+        send_message(i);
+      } else if (!c.idle) {
+        schedule(i, uniform(0, o_.interval_max));
+      }
       return;
     }
     // Echoes: check them against what was sent.
@@ -370,12 +432,18 @@ class Client {
           ++c.echo_seq;
           --c.outstanding;
         }
-        if (c.outstanding == 0) ++echoed_;
+        if (c.outstanding == 0) {
+          ++echoed_;
+          if (c.burst && c.outcome == Outcome::pending) {
+            c.outcome = Outcome::served;
+            c.echo_ms = secs(Clock::now() - c.started) * 1e3;
+          }
+        }
         continue;
       }
       if (r < 0 && errno == EINTR) continue;
       if (r < 0 && errno == EAGAIN) break;
-      kill(i);  // EOF or error: the connection died
+      kill(i, r < 0 ? errno : 0);  // EOF or error: the connection died
       return;
     }
   }
@@ -386,7 +454,7 @@ class Client {
     for (size_t k = 0; k < msg.size(); ++k) msg[k] = pattern_byte(i, c.sent_seq + k);
     ssize_t w = ::send(c.fd, msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     if (w != static_cast<ssize_t>(msg.size())) {  // a 16-byte write into an idle socket does not block
-      kill(i);
+      kill(i, w < 0 ? errno : 0);
       return false;
     }
     c.sent_seq += msg.size();
@@ -432,6 +500,41 @@ class Client {
     emit("{\"event\":\"verified\",\"open\":%ld,\"sent\":%zu,\"alive\":%zu,\"dead\":%" PRIu64
          ",\"missing\":%zu,\"bad_echo\":%" PRIu64 ",\"seconds\":%.3f}",
          open_, verify_sent_, alive, dead_, missing, bad_echo_, secs(Clock::now() - verify_start_));
+  }
+
+  void start_burst(long n) {
+    if (n <= 0) return;
+    burst_first_ = conns_.size();
+    burst_left_ = n;
+    burst_n_ = n;
+    burst_rate_ = static_cast<double>(n) / o_.burst_seconds;
+    burst_credit_ = 1;
+    burst_last_ = Clock::now();
+    burst_start_ = burst_last_;
+    bursting_ = true;
+  }
+
+  void check_burst() {
+    if (burst_left_ > 0) return;
+    size_t served = 0, refused = 0, eof = 0, pending = 0;
+    std::vector<double> connect_ms, echo_ms;
+    for (size_t i = burst_first_; i < conns_.size(); ++i) {
+      const Conn& c = conns_[i];
+      switch (c.outcome) {
+        case Outcome::served: ++served; break;
+        case Outcome::refused: ++refused; break;
+        case Outcome::eof: ++eof; break;
+        case Outcome::pending: ++pending; break;
+      }
+      connect_ms.push_back(c.connect_ms);
+      echo_ms.push_back(c.echo_ms);
+    }
+    if (pending > 0 && secs(Clock::now() - burst_start_) < o_.burst_seconds + o_.burst_timeout) return;
+    bursting_ = false;
+    emit("{\"event\":\"burst\",\"new\":%ld,\"served\":%zu,\"refused\":%zu,\"eof\":%zu,\"hung\":%zu,"
+         "\"opened_in_s\":%.3f,\"seconds\":%.3f,\"connect_ms\":%s,\"echo_ms\":%s}",
+         burst_n_, served, refused, eof, pending, secs(burst_opened_at_ - burst_start_),
+         secs(Clock::now() - burst_start_), percentiles(connect_ms).c_str(), percentiles(echo_ms).c_str());
   }
 
   void print_stats() {
@@ -505,6 +608,14 @@ class Client {
   uint64_t messages_ = 0;
   uint64_t echoed_ = 0;
   uint64_t bad_echo_ = 0;
+  // burst
+  bool bursting_ = false;
+  long burst_left_ = 0;
+  long burst_n_ = 0;
+  size_t burst_first_ = 0;
+  double burst_rate_ = 0;
+  double burst_credit_ = 0;
+  Clock::time_point burst_last_, burst_start_, burst_opened_at_;
 };
 
 }  // namespace
@@ -534,6 +645,9 @@ int main(int argc, char** argv) {
     else if (a == "--message-bytes") o.message_bytes = static_cast<int>(real(1));
     else if (a == "--verify-timeout") o.verify_timeout = real(0.1);
     else if (a == "--seed") o.seed = static_cast<unsigned>(real(0));
+    else if (a == "--idle-fraction") o.idle_fraction = std::min(1.0, real(0));
+    else if (a == "--burst-seconds") o.burst_seconds = real(0.001);
+    else if (a == "--burst-timeout") o.burst_timeout = real(0.1);
     else if (a == "--targets") {
       std::string s = v;
       size_t pos = 0;

@@ -254,11 +254,27 @@ std::uint64_t Gateway::memory_in_use() const {
   return bytes + relay_pending_bytes_ + sniff_bytes_;
 }
 
+// The connection's windows held, typically by bytes nobody reads (clients or
+// servers that stopped reading): seven eighths of our receive window not
+// yet read out, or of our send buffer not yet acknowledged. A new stream
+// would wait behind every stream blocked on them (seconds with hundreds),
+// so it is refused with a reset; the eighth left is for the streams already
+// running. (At the defaults that takes 224 streams with full buffers: 200
+// clients that stopped reading do not shut out the others.)
+bool Gateway::windows_held(const Peer& peer) const {
+  const tunnel::Connection* c = tunnel_->endpoint().session(peer.index).connection();
+  if (!c) return false;
+  const tunnel::ConnectionStats s = c->stats();
+  const tunnel::ConnectionConfig& w = config_.endpoint.connection;
+  return s.recv_buffered_bytes >= w.connection_receive_window_bytes / 8 * 7 ||
+         s.send_buffered_bytes >= w.connection_send_buffer_bytes / 8 * 7;
+}
+
 std::string Gateway::admission_refusal(const Peer& peer) const {
   const config::Limits& l = config_.reloadable.limits;
   if (draining_) return "draining";
   if (peer.relays.size() >= l.connections_per_peer) return "limit_connections";
-  if (memory_in_use() >= l.memory_bytes) return "limit_memory";
+  if (memory_in_use() >= l.memory_bytes || windows_held(peer)) return "limit_memory";
   return "";
 }
 

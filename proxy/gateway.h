@@ -111,6 +111,7 @@ class Gateway final : public RelayOwner {
 
   // Admission: the reason to refuse a new connection, or empty.
   std::string admission_refusal(const Peer& peer) const;
+  bool windows_held(const Peer& peer) const;
   void refuse(const std::string& reason);
   std::uint64_t memory_in_use() const;
   void every_second();

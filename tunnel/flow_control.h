@@ -52,10 +52,18 @@ class RecvCredit {
     return received_ <= maximum_;
   }
   void on_consumed(std::uint64_t bytes) { consumed_ += bytes; }
-  // A new MAX_DATA once half the window was consumed since the last one.
+  // A new MAX_DATA once half the window was consumed since the last one, or
+  // sooner once the new credit exceeds what the peer may still send. Bytes
+  // nobody reads (a client that stopped reading) hold part of the window:
+  // with half of it held, the other streams could never receive the half
+  // window of reads the first rule waits for, and the connection would
+  // deadlock. With everything read at once the two rules agree.
   std::optional<std::uint64_t> take_update() {
     const std::uint64_t target = consumed_ + window_bytes_;
-    if (target <= maximum_ || target - maximum_ < window_bytes_ / 2) return std::nullopt;
+    if (target <= maximum_) return std::nullopt;
+    const std::uint64_t grant = target - maximum_;
+    const std::uint64_t remaining = maximum_ > received_ ? maximum_ - received_ : 0;
+    if (grant < window_bytes_ / 2 && grant < remaining) return std::nullopt;
     maximum_ = target;
     return maximum_;
   }

@@ -212,6 +212,41 @@ TEST(Session, RekeysEveryTwoMinutesWithoutStallingStreams) {
   EXPECT_EQ(pair.hub_session().protection()->next(), nullptr);
 }
 
+// After a rekey the hub seals with its old keys until a datagram under the
+// new ones arrives from the branch. A branch that sends nothing for a while
+// after its rekey (nothing to say) must still open what the hub sends with
+// the old keys meanwhile; if it retired them on a timer instead, the hub's
+// packets were dropped (unknown index) and the tunnel wedged: the branch,
+// hearing nothing, rekeyed again every 5 s, never confirming.
+TEST(Session, AfterARekeyTheBranchOpensTheHubsOldKeysUntilTheHubSwitches) {
+  SessionTimers timers;
+  timers.rekey_after = ms(10'000);
+  SessionPair pair(timers);
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  OneStreamTransfer transfer(pair, 10);
+  pair.run_for(ms(500), [&] { transfer.step(); });
+  ASSERT_EQ(transfer.read, 10u);
+  pair.run_for(ms(10'500));  // idle across the rekey and well past 3 PTO
+  ASSERT_EQ(pair.branch_session().stats().rekeys, 1u);
+  Connection* hub = pair.hub_session().connection();
+  ASSERT_NE(hub, nullptr);
+  const std::vector<std::byte> reply(50'000, std::byte{0x5a});
+  std::size_t written = 0, read = 0;
+  pair.run_for(ms(1'000), [&] {
+    if (written < reply.size()) written += hub->stream_write(*transfer.id, std::span(reply).subspan(written), pair.now);
+    SessionPair::events(pair.hub_session());
+    SessionPair::events(pair.branch_session());
+    std::array<std::byte, 4096> chunk;
+    bool fin = false;
+    while (std::size_t n = pair.branch_session().connection()->stream_read(*transfer.id, chunk, &fin, pair.now)) {
+      read += n;
+    }
+  });
+  EXPECT_EQ(read, reply.size()) << "the hub's reply must arrive within a second of the rekey";
+  EXPECT_EQ(pair.branch_session().stats().rekeys, 1u) << "no rekey for silence";
+}
+
 TEST(Session, KeysExpireWhenNobodyRekeys) {
   SessionTimers timers;
   timers.rekey_after = ms(10'000'000);

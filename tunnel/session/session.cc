@@ -133,12 +133,19 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
   unanswered_since_.reset();
   ++stats_.handshakes_completed;
   if (rekey) {
-    release_index_of(protection_->previous());
-    protection_->install(std::move(keypair), /*confirmed=*/true);
-    // The previous keys stay until the responder seals with the new ones
-    // (on_data): it does so only once a packet of ours confirmed them, and
-    // an idle branch may send nothing for seconds. Retiring them now dropped
-    // everything the hub sent meanwhile (a stalled download never resumed).
+    // The hub seals with its old keys until a datagram under the new ones
+    // reaches it: keep them (previous) until the hub's first packet under
+    // the new ones, not for a fixed time. A branch with nothing to send would
+    // otherwise drop the hub's packets meanwhile (unknown index), hear nothing
+    // and rekey again, never confirming: a wedged tunnel.
+    if (awaiting_rekey_confirmation_) {
+      release_index_of(protection_->current());  // the hub never used it
+      protection_->replace_current(std::move(keypair));
+    } else {
+      release_index_of(protection_->previous());
+      protection_->install(std::move(keypair), /*confirmed=*/true);
+    }
+    awaiting_rekey_confirmation_ = true;
     retire_previous_at_.reset();
     ++stats_.rekeys;
   } else {
@@ -226,6 +233,7 @@ void Session::end_connection(const std::string& reason, Instant now) {
   connection_.reset();  // the keys go with it
   protection_ = nullptr;
   retire_previous_at_.reset();
+  awaiting_rekey_confirmation_ = false;
   report_down(reason);
 }
 
@@ -246,9 +254,8 @@ void Session::on_data(const PeerAddress& from, std::span<std::byte> datagram, In
   if (protection_->on_accepted()) {
     indices_.release(previous_index);
     retire_previous_at_ = now + retire_delay();
-  } else if (initiator_ && previous && !retire_previous_at_ && protection_->last_accepted_current()) {
-    // The responder switched to our newest keys: what it sealed with the
-    // previous ones can only be late now.
+  } else if (awaiting_rekey_confirmation_ && protection_->opened_with_current()) {
+    awaiting_rekey_confirmation_ = false;  // the hub switched: previous only for reordering now
     retire_previous_at_ = now + retire_delay();
   }
   last_authenticated_receive_ = now;

@@ -189,6 +189,8 @@ class Session {
   Duration retry_interval_{};
   std::optional<Instant> retry_at_;
   std::optional<Instant> retire_previous_at_;
+  // Initiator: rekeyed, and no packet from the peer under the new keys yet.
+  bool awaiting_rekey_confirmation_ = false;
   std::optional<Timestamp> last_initiation_timestamp_;
   std::optional<Instant> last_initiation_at_;
   Instant last_authenticated_receive_{};

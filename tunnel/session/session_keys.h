@@ -3,7 +3,9 @@
 //
 //   current   seals every packet we send, opens the peer's
 //   previous  the keys current replaced: still opens the peer's packets that
-//             were sealed before it switched (reordering), for ~3 PTO
+//             were sealed before it switched (reordering), for ~3 PTO; at
+//             the initiator, from the first packet the peer sealed with
+//             current (until then the responder still seals with previous)
 //   next      a responder's keys from a rekey handshake, not yet confirmed:
 //             it opens with them, and the first datagram that opens with
 //             them *and* is accepted by the connection promotes them to
@@ -61,6 +63,12 @@ class SessionProtection final : public PacketProtection {
   // Confirmed keys (the initiator's, or a new connection's) become current;
   // unconfirmed ones (a responder's rekey) wait as next.
   void install(std::unique_ptr<Keypair> keys, bool confirmed);
+  // An initiator's rekey while the peer never used current: the new keys
+  // replace current, previous (the peer's keys in use) stays.
+  void replace_current(std::unique_ptr<Keypair> keys) {
+    last_opened_ = nullptr;
+    current_ = std::move(keys);
+  }
   void drop_previous() { previous_.reset(); }
   void drop_all();
 
@@ -71,8 +79,8 @@ class SessionProtection final : public PacketProtection {
   // The datagram last opened was accepted by the connection (replay check and
   // frames passed): if it was sealed with `next`, promote it. True if so.
   bool on_accepted();
-  // The datagram last opened (and accepted) was sealed with `current`.
-  bool last_accepted_current() const { return current_ && last_opened_ == current_.get(); }
+  // The datagram last opened was sealed with current.
+  bool opened_with_current() const { return last_opened_ && last_opened_ == current_.get(); }
   bool integrity_limit_reached() const { return integrity_limit_reached_; }
 
  private:
