@@ -129,6 +129,23 @@ wait_open() {  # wait_open ROLE COUNT SECONDS: until egw_connections_open >= COU
   return 1
 }
 
+# stall SECONDS COUNT OUT: COUNT clients in the background that ask for 4 MB
+# each and never read, for at most SECONDS; their subshell's pid in
+# $stall_pid. Their stdin is a pipe from a sleep: stop_clients ends the
+# sleep, the pipe closes and they close their connections.
+stall() {
+  (sleep "$1" | load $(($1 + 5)) stall "$V4" 80 "$2" 4000000 >"$3" 2>&1) &
+  stall_pid=$!
+}
+# stop_clients PID...: every client in the client namespace TERMed, the
+# stalls' sleeps ended, and PID... waited for.
+stop_clients() {
+  local pid
+  for pid in $(ip netns pids "$P-client"); do kill -TERM "$pid" 2>/dev/null; done
+  for pid in "$@"; do pkill -TERM -P "$pid" -x sleep 2>/dev/null; done
+  wait "$@" 2>/dev/null
+}
+
 V4=10.$N.2.2
 echo "lab $P (10.$N.x.y) in $tmp, gateway $bin"
 if ! LAB_LOG_LEVEL=info timeout 60 "$lab" up "$P" "$N" "$D" "$bin" >"$tmp/lab-up.log" 2>&1; then
@@ -181,9 +198,7 @@ fi
 if wanted 3; then
   id="3 200 slow readers"
   rss0_b=$(rss_kb branch) rss0_h=$(rss_kb hub)
-  # stdin from a pipe that closes when the sleep ends: the stall ends then.
-  (sleep 40 | load 45 stall "$V4" 80 200 4000000 >"$tmp/stall.out" 2>&1) &
-  stall_pid=$!
+  stall 40 200 "$tmp/stall.out"
   for _ in $(seq 150); do grep -q stalled "$tmp/stall.out" && break; sleep 0.1; done
   sleep 3  # their buffers fill
   mem_b=$(metric branch egw_memory_in_use_bytes) mem_h=$(metric hub egw_memory_in_use_bytes)
@@ -192,8 +207,7 @@ if wanted 3; then
   rss_b=$(rss_kb branch) rss_h=$(rss_kb hub)
   mem_b2=$(metric branch egw_memory_in_use_bytes) mem_h2=$(metric hub egw_memory_in_use_bytes)
   open_b=$(metric branch egw_connections_open)
-  for pid in $(ip netns pids "$P-client"); do kill -TERM "$pid" 2>/dev/null; done
-  wait "$stall_pid" 2>/dev/null
+  stop_clients "$stall_pid"
   # Bound: each stalled stream holds at most its stream buffer (256 KiB) in
   # the tunnel and one relay write (64 KiB) at the branch.
   bound=$((200 * (262144 + 65536) + 4 * 1048576))
@@ -236,10 +250,6 @@ refused_memory() {
   echo $(($(metric branch 'egw_connections_refused_total{reason="limit_memory"}') +
     $(metric hub 'egw_connections_refused_total{reason="limit_memory"}')))
 }
-stop_clients() {
-  for pid in $(ip netns pids "$P-client"); do kill -TERM "$pid" 2>/dev/null; done
-  wait "$@" 2>/dev/null
-}
 
 if wanted 4; then
   id="4 memory limit (16 MiB) reached"
@@ -250,8 +260,7 @@ if wanted 4; then
     # Two downloads running before the limit is reached, 4 MB over 10 s.
     load 60 downloads "$V4" 80 2 4000000 "run4&seconds=8" /slow >"$tmp/run4.out" 2>&1 &
     run_pid=$!
-    (sleep 30 | load 40 stall "$V4" 80 200 4000000 >"$tmp/stall4.out" 2>&1) &
-    stall_pid=$!
+    stall 30 200 "$tmp/stall4.out"
     for _ in $(seq 200); do grep -q stalled "$tmp/stall4.out" && break; sleep 0.1; done
     sleep 2
     refused=$(load 20 outcomes "$V4" 80 10 5)
@@ -301,8 +310,7 @@ if wanted 5; then
     line SKIP "$id" "no cgroup v1 memory controller to create $CG"
   else
     refused0=$(refused_memory)
-    (sleep 30 | load 40 stall "$V4" 80 600 4000000 >"$tmp/stall5.out" 2>&1) &
-    stall_pid=$!
+    stall 30 600 "$tmp/stall5.out"
     for _ in $(seq 200); do grep -q stalled "$tmp/stall5.out" && break; sleep 0.1; done
     sleep 3
     refused=$(load 20 outcomes "$V4" 80 10 5)
