@@ -3,6 +3,9 @@
 #include <limits>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <CivetServer.h>
 #include <prometheus/collectable.h>
@@ -10,11 +13,15 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -180,11 +187,7 @@ std::vector<pm::MetricFamily> metric_families(const GatewaySnapshot& s) {
   return families;
 }
 
-struct ListenAddress {
-  std::string host;  // as civetweb wants it: "127.0.0.1", "[::1]"
-  bool v6 = false;
-  int port = 0;
-};
+using ListenAddress = MetricsListenAddress;
 
 std::optional<ListenAddress> parse_listen(const std::string& listen) {
   ListenAddress a;
@@ -211,6 +214,38 @@ std::optional<ListenAddress> parse_listen(const std::string& listen) {
   }
   a.host = a.v6 ? "[" + host + "]" : host;
   return a;
+}
+
+// civetweb's listener looks at its stop flag only when its poll() returns,
+// at the latest every 2 s (SOCKET_TIMEOUT_QUANTUM, fixed at build time); a
+// connection ends that poll at once. So, until `stopped`, one non-blocking
+// connection every 10 ms: stopping takes milliseconds instead of up to 2 s
+// (a SIGTERM that exits at once, restarts that do not wait).
+void knock_until(const ListenAddress& address, const std::atomic<bool>& stopped) {
+  sockaddr_storage to{};
+  socklen_t length = 0;
+  const std::string host = address.v6 ? address.host.substr(1, address.host.size() - 2) : address.host;
+  if (address.v6) {
+    auto* a6 = reinterpret_cast<sockaddr_in6*>(&to);
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons(static_cast<std::uint16_t>(address.port));
+    inet_pton(AF_INET6, host.c_str(), &a6->sin6_addr);
+    length = sizeof *a6;
+  } else {
+    auto* a4 = reinterpret_cast<sockaddr_in*>(&to);
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons(static_cast<std::uint16_t>(address.port));
+    inet_pton(AF_INET, host.c_str(), &a4->sin_addr);
+    length = sizeof *a4;
+  }
+  while (!stopped.load()) {
+    const int fd = ::socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+      (void)::connect(fd, reinterpret_cast<const sockaddr*>(&to), length);
+      ::close(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 // civetweb reports why it could not start ("cannot bind to 127.0.0.1:9470:
@@ -282,10 +317,18 @@ MetricsExporter::MetricsExporter(const std::string& listen) : collector_(std::ma
   startup_error = nullptr;
   exposer_->RegisterCollectable(collector_);
   const auto ports = exposer_->GetListeningPorts();
-  listen_address_ = address->host + ":" + std::to_string(ports.empty() ? address->port : ports.front());
+  bound_ = *address;
+  if (!ports.empty()) bound_.port = ports.front();
+  listen_address_ = bound_.host + ":" + std::to_string(bound_.port);
 }
 
-MetricsExporter::~MetricsExporter() = default;
+MetricsExporter::~MetricsExporter() {
+  std::atomic<bool> stopped{false};
+  std::thread knocker([&] { knock_until(bound_, stopped); });
+  exposer_.reset();
+  stopped = true;
+  knocker.join();
+}
 
 void MetricsExporter::publish(GatewaySnapshot snapshot) {
   collector_->publish(std::make_shared<const GatewaySnapshot>(std::move(snapshot)));

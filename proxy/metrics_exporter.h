@@ -18,14 +18,22 @@ class Exposer;
 
 namespace egw::proxy {
 
+// Where the exporter listens.
+struct MetricsListenAddress {
+  std::string host;  // as civetweb wants it: "127.0.0.1", "[::1]"
+  bool v6 = false;
+  int port = 0;
+};
+
 class MetricsExporter {
  public:
   // Serves Prometheus text at http://LISTEN/metrics; LISTEN is "IPv4:PORT" or
   // "[IPv6]:PORT", port 0 picks a free one. Throws std::runtime_error (one
   // line, naming the address) if LISTEN is malformed or cannot be bound.
   explicit MetricsExporter(const std::string& listen);
-  // Stops civetweb and joins its threads: up to ~2 s, its listener notices
-  // the stop only when its 2 s poll() ends. Not for the I/O thread mid-run.
+  // Stops civetweb and joins its threads, in milliseconds (it knocks at
+  // civetweb's listener, which otherwise notices a stop only when its 2 s
+  // poll() ends). Not for the I/O thread mid-run.
   ~MetricsExporter();
   MetricsExporter(const MetricsExporter&) = delete;
   MetricsExporter& operator=(const MetricsExporter&) = delete;
@@ -43,6 +51,7 @@ class MetricsExporter {
   std::shared_ptr<Collector> collector_;
   // After collector_: stopped (its threads joined) before the collector goes.
   std::unique_ptr<prometheus::Exposer> exposer_;
+  MetricsListenAddress bound_;  // port 0 resolved
   std::string listen_address_;
 };
 

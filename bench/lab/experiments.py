@@ -257,10 +257,13 @@ def bursts(lab, contenders, cross, link, reps, burst_bytes, idle_s, cross_flows)
                      "bytes": 10 ** 9, "stop_s": second_at + 4.0} for i in range(cross_flows)], "timeout_s": 60}
                 procs.append(subprocess.Popen(in_ns("client", "/usr/bin/python3", WEBLOAD, json.dumps(job)),
                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            r = webload({"kind": "bursts", "target": c.target(), "src": client_ip(), "bytes": burst_bytes,
-                         "at_s": [0.0, second_at]}, timeout=60)
-            for p in procs:
-                p.wait(timeout=90)
+            try:
+                r = webload({"kind": "bursts", "target": c.target(), "src": client_ip(), "bytes": burst_bytes,
+                             "at_s": [0.0, second_at]}, timeout=60)
+            finally:
+                for p in procs:  # the cross flows have done their part once the timed burst is over
+                    p.terminate()
+                    p.wait(timeout=30)
             b = r["bursts"]
             errors = [x["error"] for x in b if "error" in x]
             res = {"first_s": b[0].get("seconds"), "second_s": b[1].get("seconds") if len(b) > 1 else None,

@@ -142,7 +142,7 @@ stall() {
 stop_clients() {
   local pid
   for pid in $(ip netns pids "$P-client"); do kill -TERM "$pid" 2>/dev/null; done
-  for pid in "$@"; do pkill -TERM -P "$pid" -x sleep 2>/dev/null; done
+  for pid in "$@"; do pkill -PIPE -P "$pid" -x sleep 2>/dev/null; done  # PIPE: bash reports no death by it
   wait "$@" 2>/dev/null
 }
 

@@ -7,6 +7,7 @@
 #include <boost/asio.hpp>
 
 #include <chrono>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -209,6 +210,27 @@ TEST(MetricsExporter, ServesTheLatestSnapshotOverHttp) {
   EXPECT_TRUE(contains(second, "\negw_connections_accepted_total 124\n"));
   // The body is render_prometheus, after the Exposer's own exposer_* families.
   EXPECT_TRUE(second.ends_with("\n" + render_prometheus(s))) << second;
+}
+
+// civetweb alone takes up to 2 s to stop (its listener's poll quantum): a
+// gateway's SIGTERM and every restart waited for it. The exporter knocks.
+TEST(MetricsExporter, StopsWithinAQuarterSecondAndFreesItsPort) {
+  for (int i = 0; i < 3; ++i) {
+    std::string address;
+    std::chrono::steady_clock::duration stop_took{};
+    {
+      auto exporter = std::make_unique<MetricsExporter>("127.0.0.1:0");
+      address = exporter->listen_address();
+      exporter->publish(snapshot());
+      EXPECT_TRUE(contains(http_get(address, "/metrics"), "200 OK"));
+      const auto t0 = std::chrono::steady_clock::now();
+      exporter.reset();
+      stop_took = std::chrono::steady_clock::now() - t0;
+    }
+    EXPECT_LT(stop_took, std::chrono::milliseconds(250));
+    MetricsExporter again(address);  // the same port is free again
+    EXPECT_EQ(again.listen_address(), address);
+  }
 }
 
 std::string construction_error(const std::string& listen) {
