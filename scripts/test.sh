@@ -52,7 +52,7 @@ for dir in build build-asan; do
 done
 # The parsers' and the connection's libFuzzer targets, from build-asan/: run briefly.
 echo "== fuzz smoke run"
-scripts/fuzz.sh "${FUZZ_SECONDS:-20}" || status=1
+scripts/fuzz.sh "${FUZZ_SECONDS:-10}" || status=1
 stage_done "fuzz"
 echo "== stages: ${stage_times[*]}; total $((SECONDS - start_all)) s"
 echo "tests: $passed passed, $failed failed"
