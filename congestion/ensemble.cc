@@ -58,6 +58,7 @@
 #include "congestion/hystart.h"
 #include "congestion/pacer.h"
 #include "congestion/prr.h"
+#include "congestion/recent_max_rtt.h"
 #include "congestion/rtt_estimator.h"
 #include "congestion/sent_packets.h"
 #include "congestion/window_law.h"
@@ -119,6 +120,7 @@ struct Domain {
 
   std::unique_ptr<WindowLaw> law;
   RttEstimator rtt;
+  RecentMaxRtt recent_max_rtt;  // random_loss: veno
   SentPackets sent;
   Pacer pacer;  // paces the unvalidated part of a careful resume
   std::uint32_t initial_window_packets;
@@ -196,7 +198,7 @@ struct Ensemble::Impl {
   // Window validation: was the flight before an ack close enough to cwnd?
   bool cwnd_limited(const Domain& d, ByteCount prior_flight) const;
   // TCP Veno's test at a new loss round (`random_loss: veno`).
-  bool looks_random(const Domain& d) const;
+  bool looks_random(const Domain& d, ByteCount prior_flight) const;
   bool restart_due(const Domain& d, Instant now) const;
   void restart_after_idle(Domain& d, Instant now);
   Duration resume_interval(const Domain& d) const {
@@ -356,16 +358,21 @@ bool Ensemble::Impl::cwnd_limited(const Domain& d, ByteCount prior_flight) const
   return d.law->in_slow_start() && prior_flight > cwnd / 2;
 }
 
-bool Ensemble::Impl::looks_random(const Domain& d) const {
+bool Ensemble::Impl::looks_random(const Domain& d, ByteCount prior_flight) const {
   if (config.random_loss != RandomLoss::veno || !d.rtt.has_sample()) return false;
-  const Duration rtt = d.rtt.latest_rtt();
+  // The largest RTT of the last round or two, not the last ack's: a sender
+  // held by flow control or the application sends in bursts, and the loss
+  // at a burst's tail is often detected by acks of the next burst, which
+  // found the queue drained (recent_max_rtt.h).
+  const Duration rtt = std::max({d.rtt.srtt(), d.rtt.latest_rtt(), d.recent_max_rtt.get()});
   const Duration base = d.rtt.min_rtt();
   if (rtt <= Duration{0} || base <= Duration{0}) return false;
-  // Veno's N = (Expected - Actual) * BaseRTT = cwnd * (RTT - BaseRTT) / RTT,
-  // in packets; beta = 3. A stale min RTT (a longer route) overestimates N:
-  // the safe side, a full cut.
-  const double backlog_packets = static_cast<double>(d.law->cwnd_bytes()) *
-                                 to_seconds(rtt - base) / to_seconds(rtt) /
+  // Veno's N = (Expected - Actual) * BaseRTT = window * (RTT - BaseRTT) / RTT,
+  // in packets; beta = 3. The window is what was in flight: below cwnd when
+  // the sender is not window-limited, and only that can be queued. A stale
+  // min RTT (a longer route) overestimates N: the safe side, a full cut.
+  const ByteCount window = std::min(d.law->cwnd_bytes(), prior_flight);
+  const double backlog_packets = static_cast<double>(window) * to_seconds(rtt - base) / to_seconds(rtt) /
                                  static_cast<double>(config.max_datagram_bytes);
   return backlog_packets < kVenoBacklogPackets;
 }
@@ -589,7 +596,7 @@ void Ensemble::Impl::on_lost(Domain& d, const std::vector<SentPacket>& lost, std
   d.undo->cwnd_before = cwnd_before;
   d.undo->ssthresh_before = ssthresh_before;
   remember_lost(d, lost, first);
-  if (looks_random(d)) {
+  if (looks_random(d, prior_flight_bytes)) {
     d.law->on_random_loss_events(now, law_flows(), decreases);
     random_loss_rounds += decreases;
   } else {
@@ -613,7 +620,10 @@ void Ensemble::Impl::process_ack(Domain& d, std::span<const AckedRange> ranges,
   undo_if_spurious(d, ranges);
   d.sent.on_ack(ranges, now, result);
   if (result.acked.empty()) return;
-  if (result.rtt_sample) d.rtt.on_sample(*result.rtt_sample, ack_delay);
+  if (result.rtt_sample) {
+    d.rtt.on_sample(*result.rtt_sample, ack_delay);
+    d.recent_max_rtt.on_sample(now, *result.rtt_sample, d.rtt.srtt());
+  }
   d.rtt.reset_backoff();
   const std::size_t first_lost = out.lost.size();
   d.sent.detect_lost(now, std::max(d.rtt.srtt(), d.rtt.latest_rtt()), out.lost);

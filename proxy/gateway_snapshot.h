@@ -47,6 +47,7 @@ struct EnsembleSnapshot {
   std::uint64_t packets_sent = 0;
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
+  std::uint64_t random_loss_rounds = 0;  // of loss_rounds: the lighter cut (`random_loss: veno`)
   std::uint64_t stream_bytes_retransmitted = 0;
   std::uint64_t handshakes = 0;
   std::uint64_t ensembles_started = 0;

@@ -78,6 +78,9 @@ constexpr EnsembleMetric kEnsembleMetrics[] = {
      [](const EnsembleSnapshot& e) { return double(e.packets_lost); }},
     {"egw_ensemble_loss_rounds_total", "Loss events that reduced the congestion window.", kCounter,
      [](const EnsembleSnapshot& e) { return double(e.loss_rounds); }},
+    {"egw_ensemble_random_loss_rounds_total",
+     "Of the loss events, those taken as random (a queue under 3 packets; random_loss: veno): the lighter cut.",
+     kCounter, [](const EnsembleSnapshot& e) { return double(e.random_loss_rounds); }},
     {"egw_ensemble_retransmitted_bytes_total", "Stream bytes sent again after a loss.", kCounter,
      [](const EnsembleSnapshot& e) { return double(e.stream_bytes_retransmitted); }},
     {"egw_ensemble_handshakes_total", "Handshakes completed with the peer.", kCounter,
@@ -156,10 +159,15 @@ void add_stream_families(std::vector<pm::MetricFamily>& families, const GatewayS
     }
     p.opened += e.streams_total;
   }
-  auto& open = add_family(families, "egw_streams_open", "Streams open now, by content class.", kGauge);
-  auto& bytes = add_family(families, "egw_stream_bytes_total",
-                           "Stream bytes carried (both directions), by content class.", kCounter);
-  auto& opened = add_family(families, "egw_streams_opened_total", "Streams opened.", kCounter);
+  // References only once all three are in: add_family may reallocate `families`.
+  const std::size_t first = families.size();
+  add_family(families, "egw_streams_open", "Streams open now, by content class.", kGauge);
+  add_family(families, "egw_stream_bytes_total", "Stream bytes carried (both directions), by content class.",
+             kCounter);
+  add_family(families, "egw_streams_opened_total", "Streams opened.", kCounter);
+  auto& open = families[first];
+  auto& bytes = families[first + 1];
+  auto& opened = families[first + 2];
   for (const auto& [peer, p] : peers) {
     for (int c = 0; c < kContentClassCount; ++c) {
       const std::string cls{to_string(static_cast<ContentClass>(c))};

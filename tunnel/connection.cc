@@ -656,6 +656,7 @@ void Connection::Impl::maybe_retire_ensemble(Instant now) {
   last_ensemble_stats = es;
   retired_packets_lost += es.packets_lost;
   retired_loss_rounds += es.loss_rounds;
+  retired_random_loss_rounds += es.random_loss_rounds;
   ensemble.reset();
   history.reset(next_packet_number);  // only packets the retired ensemble no longer tracks
   pacing_release.reset();
@@ -830,6 +831,8 @@ ConnectionStats Connection::stats() const {
   s.ensemble = impl_->ensemble ? impl_->ensemble->stats() : impl_->last_ensemble_stats;
   s.packets_lost = impl_->retired_packets_lost + (impl_->ensemble ? s.ensemble.packets_lost : 0);
   s.loss_rounds = impl_->retired_loss_rounds + (impl_->ensemble ? s.ensemble.loss_rounds : 0);
+  s.random_loss_rounds =
+      impl_->retired_random_loss_rounds + (impl_->ensemble ? s.ensemble.random_loss_rounds : 0);
   return s;
 }
 

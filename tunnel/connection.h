@@ -188,6 +188,7 @@ struct ConnectionStats {
   // counts with each busy period, these do not.
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
+  std::uint64_t random_loss_rounds = 0;  // of loss_rounds: taken as random (`random_loss: veno`)
   // The live ensemble's stats, or the last one's when none is live.
   congestion::EnsembleStats ensemble;
 };

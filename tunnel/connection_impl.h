@@ -222,6 +222,7 @@ struct Connection::Impl {
   // The retired ensembles' counts (ConnectionStats::packets_lost, loss_rounds).
   std::uint64_t retired_packets_lost = 0;
   std::uint64_t retired_loss_rounds = 0;
+  std::uint64_t retired_random_loss_rounds = 0;
   SentHistory history;
   PacketNumber next_packet_number = 0;
   // Optimistic-ACK defence: numbers we skipped on purpose.

@@ -61,6 +61,35 @@ TEST(EnsembleVeno, OneCutPerLossRoundAsForCongestion) {
   EXPECT_EQ(h.stats().loss_rounds, 1u);
 }
 
+// Seen in the WAN lab: a sender held back by flow control sends in bursts;
+// the tail of one burst overflows the queue, and the loss is detected by
+// acks of the next burst, sent after the queue drained, whose RTT is the
+// minimum. The round's RTT (srtt) still shows the queue: an overflow.
+TEST(EnsembleVeno, BurstTailLostAndDetectedAfterTheQueueDrainedHalves) {
+  Harness h(veno_config());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  h.fill(A);  // 1-10
+  h.now += ms(100);
+  h.ack_range(1, 10);  // min RTT 100 ms; cwnd 20 packets
+  for (int i = 0; i < 20; ++i) h.send(A);  // 11-30: a queue builds
+  h.now += ms(180);
+  for (PacketNumber n = 11; n <= 30; ++n) h.ack_range(n, n);  // 20 samples of 180 ms
+  ASSERT_GT(h.stats().srtt, ms(160));
+  // A burst of 20 (31-50); its tail, 50, overflows the queue.
+  for (int i = 0; i < 20; ++i) h.send(A);
+  h.now += ms(100);
+  // The next burst (51-70) leaves once the queue has drained.
+  for (int i = 0; i < 20; ++i) h.send(A);
+  h.now += ms(80);
+  h.ack_range(31, 49);
+  h.now += ms(20);
+  const ByteCount before = h.cwnd();
+  h.ack({AckedRange{31, 49}, AckedRange{51, 53}});  // 51-53 after 100 ms, the minimum: 50 is lost
+  EXPECT_EQ(h.stats().loss_rounds, 1u);
+  EXPECT_EQ(h.stats().random_loss_rounds, 0u);
+  EXPECT_EQ(h.cwnd(), before / 2);
+}
+
 TEST(EnsembleVeno, ProductDefault) { EXPECT_EQ(EnsembleConfig{}.random_loss, RandomLoss::veno); }
 
 TEST(NewRenoVeno, RandomLossKeepsFourFifthsOrOneOfNFlowsCuttingOneFifth) {

@@ -40,6 +40,7 @@ GatewaySnapshot snapshot() {
   e.packets_sent = 1200;
   e.packets_lost = 3;
   e.loss_rounds = 2;
+  e.random_loss_rounds = 1;
   e.stream_bytes_retransmitted = 3600;
   e.handshakes = 4;
   e.ensembles_started = 2;
@@ -94,6 +95,7 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
            "egw_ensemble_packets_sent_total{peer=\"hub-1\",key=\"k1\"} 1200",
            "egw_ensemble_packets_lost_total{peer=\"hub-1\",key=\"k1\"} 3",
            "egw_ensemble_loss_rounds_total{peer=\"hub-1\",key=\"k1\"} 2",
+           "egw_ensemble_random_loss_rounds_total{peer=\"hub-1\",key=\"k1\"} 1",
            "egw_ensemble_retransmitted_bytes_total{peer=\"hub-1\",key=\"k1\"} 3600",
            "egw_ensemble_handshakes_total{peer=\"hub-1\",key=\"k1\"} 4",
            "egw_ensemble_started_total{peer=\"hub-1\",key=\"k1\"} 2",
@@ -136,7 +138,7 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 32u);  // egw_info + 12 gateway + 3 by reason + 13 ensemble + 3 stream families
+  EXPECT_EQ(type.size(), 33u);  // egw_info + 12 gateway + 3 by reason + 14 ensemble + 3 stream families
 }
 
 TEST(RenderPrometheus, EscapesLabelValues) {

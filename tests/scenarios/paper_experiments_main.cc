@@ -27,6 +27,7 @@
 #include "tests/scenarios/rwnd_join_experiment.h"
 #include "tests/scenarios/temporal_sharing_iw10_experiment.h"
 #include "tests/scenarios/lossy_pages_experiment.h"
+#include "tests/scenarios/bulk_loss_experiment.h"
 
 namespace {
 
@@ -95,6 +96,13 @@ const std::vector<Experiment>& experiments() {
          p.loss_probability = 0.05;
          return out + report_lossy_pages(run_lossy_pages(p));
        }},
+      {"bulk-loss", "15. A lone bulk download on a 1-BDP queue: every loss congestion vs Veno's test",
+       [] {
+         BulkLossParams p;
+         std::string out = report_bulk_loss(p, run_bulk_loss(p));
+         p.law = egw::congestion::WindowLawKind::cubic;
+         return out + report_bulk_loss(p, run_bulk_loss(p));
+       }},
       {"check-aggressiveness-60s",
        "Check: aggressiveness and fairness with a 10 s warmup and a 60 s (or $EGW_HORIZON_S) horizon, 20 seeds",
        [] {
@@ -135,7 +143,7 @@ int main(int argc, char** argv) {
     ++ran;
   }
   if (ran == 0) {
-    std::fprintf(stderr, "usage: %s [aggressiveness|fairness|join|web|temporal|faststart|session|integrity|applimited|idlemembers|rwndjoin|idlerestart|temporal-iw10|lossy-pages ...]\n",
+    std::fprintf(stderr, "usage: %s [aggressiveness|fairness|join|web|temporal|faststart|session|integrity|applimited|idlemembers|rwndjoin|idlerestart|temporal-iw10|lossy-pages|bulk-loss ...]\n",
                  argv[0]);
     return 2;
   }

@@ -22,6 +22,7 @@ struct ConnectionTotals {
   std::uint64_t stream_bytes_retransmitted = 0;
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
+  std::uint64_t random_loss_rounds = 0;  // of loss_rounds
   std::uint64_t ensembles_started = 0;
   std::uint64_t ensembles_resumed = 0;  // of those, started from the temporal cache
 
@@ -33,6 +34,7 @@ struct ConnectionTotals {
     stream_bytes_retransmitted += s.stream_bytes_retransmitted;
     packets_lost += s.packets_lost;
     loss_rounds += s.loss_rounds;
+    random_loss_rounds += s.random_loss_rounds;
     ensembles_started += s.ensembles_started;
     ensembles_resumed += s.ensembles_resumed;
   }
