@@ -40,6 +40,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+source "$root/tests/support/netns_test.sh"
 bin=${1:-$root/build/ensemble-gw}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 lab=$root/scripts/gateway-lab.sh
@@ -49,33 +50,18 @@ only=" ${EGW_GW_TEST_ONLY:-1 2 3 4 5 6 7 8 9} "
 t_start=$SECONDS
 export PYTHONDONTWRITEBYTECODE=1  # nothing written into the source tree
 
-skip_all() { echo "netns_gateway_test: skipped, $*"; exit 77; }
-[[ $(id -u) -eq 0 ]] || skip_all "needs root"
-for tool in ip nft tc wg python3 curl timeout ethtool sha256sum; do
-  command -v $tool >/dev/null || skip_all "no $tool"
-done
+netns_require netns_gateway_test ip nft tc wg python3 curl timeout ethtool sha256sum
 [[ -x $bin ]] || { echo "netns_gateway_test: no gateway binary at $bin"; exit 1; }
-timeout 10 ip netns add "$P-probe" 2>/dev/null || skip_all "cannot create network namespaces"
-timeout 10 ip netns del "$P-probe"
 
 tmp=$(mktemp -d /tmp/egw-gwtest.XXXXXX)
 D=$tmp/lab
 server_pid=
-watchdog_pid=
 cleanup() {
   trap - EXIT INT TERM
-  [[ -n $watchdog_pid ]] && kill "$watchdog_pid" 2>/dev/null
+  netns_watchdog_stop
   [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  # Our own clients and servers in our namespaces (the lab stops the gateways).
-  for role in client server; do
-    for pid in $(ip netns pids "$P-$role" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-  done
-  timeout 60 "$lab" down "$P" "$D" >/dev/null 2>&1
-  for role in client branch hub server; do
-    for pid in $(ip netns pids "$P-$role" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-    ip netns del "$P-$role" 2>/dev/null
-  done
-  if [[ ${EGW_GW_TEST_KEEP:-0} == 1 ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+  netns_lab_down "$lab" "$P" "$D"
+  netns_keep_or_remove "${EGW_GW_TEST_KEEP:-0}" "$tmp"
 }
 trap cleanup EXIT
 trap 'echo "FAIL: interrupted"; exit 1' INT TERM
@@ -83,28 +69,10 @@ trap 'echo "FAIL: interrupted"; exit 1' INT TERM
 # The whole test is bounded: each command has its own timeout, and past 235 s
 # the watchdog ends the running command and the test (then the cleanup: the
 # gateways' drain, at most ~30 s; ctest allows 300 s).
-(
-  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  sleep "${EGW_GW_TEST_LIMIT:-235}" &
-  sleeper=$!
-  wait "$sleeper"
-  echo "FAIL: the test ran out of its ${EGW_GW_TEST_LIMIT:-235} s"
-  for pid in $(ps -o pid= --ppid $$); do [[ $pid != "$BASHPID" ]] && kill -TERM "$pid" 2>/dev/null; done
-  kill -TERM $$ 2>/dev/null
-) &
-watchdog_pid=$!
+netns_watchdog "${EGW_GW_TEST_LIMIT:-235}" "FAIL: the test ran out of its ${EGW_GW_TEST_LIMIT:-235} s"
 
-failed=0
-declare -a summary
-line() {  # STATUS ID TEXT
-  echo "$1 $2: $3"
-  summary+=("$1 $2")
-  [[ $1 == FAIL ]] && failed=1
-  return 0
-}
 wanted() { [[ $only == *" $1 "* ]]; }
 
-in_ns() { local role=$1 limit=$2; shift 2; timeout "$limit" ip netns exec "$P-$role" "$@"; }
 client() { local limit=$1; shift; in_ns client "$limit" "$@"; }
 py() { local limit=$1; shift; client "$limit" python3 "$here/client.py" "$@"; }
 digest() { python3 "$here/client.py" digest "$1" "$2"; }
@@ -358,8 +326,7 @@ else
   line FAIL "gateways alive" "running at the end: ${alive[*]:-none}"
   log_tail
 fi
-reports=$(grep -nE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (Address|Undefined|Leak)" \
-  "$D/branch.log" "$D/hub.log" 2>/dev/null)
+reports=$(sanitizer_reports "$D/branch.log" "$D/hub.log")
 if [[ -z $reports ]]; then
   line PASS "sanitizer reports" "none in branch.log and hub.log"
 else
@@ -367,7 +334,6 @@ else
   for role in branch hub; do grep -A 30 -E "ERROR: |runtime error:" "$D/$role.log" | head -n 60; done
 fi
 
-count() { local n=0 s; for s in "${summary[@]}"; do [[ $s == "$1 "* ]] && n=$((n + 1)); done; echo $n; }
-echo "== netns_gateway_test: $(count PASS) passed, $(count FAIL) failed, $(count SKIP) skipped in $((SECONDS - t_start)) s"
-for s in "${summary[@]}"; do [[ $s == FAIL* ]] && echo "   $s"; done
+netns_summary netns_gateway_test
+netns_list_failures
 exit $failed
