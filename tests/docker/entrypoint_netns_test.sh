@@ -67,11 +67,6 @@ log_tail() {
   local f
   for f in "$@"; do echo "--- $(basename "$f") (last 15 lines)"; tail -n 15 "$f" 2>/dev/null | sed 's/^/    /'; done
 }
-wait_for() {  # wait_for SECONDS PATTERN FILE
-  local i
-  for ((i = 0; i < $1 * 10; i++)); do grep -q -- "$2" "$3" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
 
 # ------------------------------------------------------------------ the networks
 for role in client branch hub server; do
@@ -163,7 +158,7 @@ in_ns server 170 env -i PATH="$PATH" EGW_WWW="$tmp/www" EGW_HTTP_PORT=80 "$docke
 pid[server]=$!
 start_gateway hub 1
 start_gateway branch 1
-if ! wait_for 30 "tunnel to hub up" "$tmp/branch-1.log"; then
+if ! wait_for "$tmp/branch-1.log" "tunnel to hub up" 30; then
   line FAIL "1 first start" "the tunnel did not come up within 30 s"
   log_tail "$tmp/branch-1.log" "$tmp/hub-1.log"
   exit 1
@@ -240,7 +235,7 @@ fi
 (exec timeout 60 ip netns exec "$P-branch" env -i PATH="$wan_path" EGW_WAN_PEER=10.$N.0.3 EGW_WAN_DELAY=20ms \
   "$docker_dir/wan-emulator.sh" >"$tmp/wan.log" 2>&1) &
 pid[wan]=$!
-wait_for 10 "netem" "$tmp/wan.log"
+wait_for "$tmp/wan.log" "netem" 10
 qdisc=$(qdisc_of)
 fetch wan
 kill -TERM "${pid[wan]}"
@@ -270,7 +265,7 @@ got=$(timeout 10 "${as[@]}" env -i PATH="$PATH" EGW_CONFIG="$tmp/branch/etc/ense
 [[ $got == "$pub_branch" ]] || problems+=("entrypoint.sh pubkey printed '$got'")
 start_gateway hub 2
 start_gateway branch 2 EGW_KEY=
-wait_for 30 "tunnel to hub up" "$tmp/branch-2.log" || problems+=("the tunnel did not come up within 30 s")
+wait_for "$tmp/branch-2.log" "tunnel to hub up" 30 || problems+=("the tunnel did not come up within 30 s")
 for role in branch hub; do
   ! grep -q "generated a private key" "$tmp/$role-2.log" || problems+=("$role generated a new key")
   want=pub_$role

@@ -41,8 +41,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 source "$root/tests/support/netns_test.sh"
-bin=${1:-$root/build/ensemble-gw}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+bin=$(netns_abs_path "${1:-$root/build/ensemble-gw}")
 lab=$root/scripts/gateway-lab.sh
 N=${EGW_GW_TEST_NET:-91}
 P=egwt$$
@@ -55,11 +54,10 @@ netns_require netns_gateway_test ip nft tc wg python3 curl timeout ethtool sha25
 
 tmp=$(mktemp -d /tmp/egw-gwtest.XXXXXX)
 D=$tmp/lab
-server_pid=
 cleanup() {
   trap - EXIT INT TERM
   netns_watchdog_stop
-  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  netns_http_server_stop
   netns_lab_down "$lab" "$P" "$D"
   netns_keep_or_remove "${EGW_GW_TEST_KEEP:-0}" "$tmp"
 }
@@ -93,12 +91,8 @@ echo "lab $P (10.$N.x.y) in $tmp, gateway $bin"
 if ! timeout 60 "$lab" up "$P" "$N" "$D" "$bin" >"$tmp/lab-up.log" 2>&1; then
   echo "FAIL: gateway-lab.sh up"; cat "$tmp/lab-up.log"; exit 1
 fi
-# exec: $! is timeout's pid (it passes a TERM on to the server), not a subshell's.
-(exec timeout 250 ip netns exec "$P-server" python3 "$here/http_server.py" --http-port 80 --raw-port 7000 \
-  >"$tmp/server.log" 2>&1) &
-server_pid=$!
-for _ in $(seq 100); do grep -q ready "$tmp/server.log" && break; sleep 0.1; done
-grep -q ready "$tmp/server.log" || { echo "FAIL: the test server did not start"; cat "$tmp/server.log"; exit 1; }
+netns_http_server 250 "$tmp/server.log" --http-port 80 --raw-port 7000
+wait_for "$tmp/server.log" ready 10 || { echo "FAIL: the test server did not start"; cat "$tmp/server.log"; exit 1; }
 
 # The branch's redirect: the gateway's own table once it installs one.
 sleep 1
@@ -117,8 +111,7 @@ table inet ensemble_gw {
 }
 EOF
 fi
-for _ in $(seq 200); do grep -q "tunnel to hub up" "$D/branch.log" && break; sleep 0.1; done
-if ! grep -q "tunnel to hub up" "$D/branch.log"; then
+if ! wait_for "$D/branch.log" "tunnel to hub up" 20; then
   echo "FAIL: the tunnel did not come up within 20 s"; log_tail; exit 1
 fi
 echo "tunnel up after $((SECONDS - t_start)) s"
@@ -183,7 +176,7 @@ if wanted 3; then
     local id=$1 title=$2 host=$3 port=$4 pattern=$5 out rc logged
     out=$(py 10 expect-reset "$host" "$port" 2 2>&1)
     rc=$?
-    for _ in $(seq 20); do grep -q -- "$pattern" "$D/hub.log" && break; sleep 0.1; done
+    wait_for "$D/hub.log" "$pattern" 2
     logged=$(grep -- "$pattern" "$D/hub.log" | tail -n1)
     if [[ $rc -eq 0 && -n $logged ]]; then
       line PASS "$id $title" "client: $out; hub: '${logged#* * }'"
@@ -230,8 +223,7 @@ if wanted 6; then
   (exec timeout 70 ip netns exec "$P-client" python3 "$here/client.py" long-get "$V4" 80 \
     "/slow/30000000.bin?seed=L&seconds=40" 30000000 L 55 >"$tmp/long.out" 2>&1) &
   long_pid=$!
-  for _ in $(seq 150); do grep -q receiving "$tmp/long.out" && break; sleep 0.1; done
-  if ! grep -q receiving "$tmp/long.out"; then
+  if ! wait_for "$tmp/long.out" receiving 15; then
     line FAIL "6 hub killed mid-transfer" "the transfer did not start: $(cat "$tmp/long.out")"
     kill "$long_pid" 2>/dev/null
   else
@@ -315,8 +307,7 @@ alive=()
 for role in branch hub; do
   if [[ -f $D/$role.pid ]] && kill -0 "$(cat "$D/$role.pid")" 2>/dev/null; then alive+=("$role"); fi
 done
-kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-server_pid=
+netns_http_server_stop
 stop_start=$SECONDS
 timeout 60 "$lab" down "$P" "$D" >/dev/null 2>&1
 stop_took=$((SECONDS - stop_start))

@@ -36,8 +36,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 source "$root/tests/support/netns_test.sh"
-bin=${1:-$root/build/ensemble-gw}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+bin=$(netns_abs_path "${1:-$root/build/ensemble-gw}")
 lab=$root/scripts/gateway-lab.sh
 N=${EGW_LOAD_TEST_NET:-84}
 P=egwo$$
@@ -51,11 +50,10 @@ netns_require netns_load_test ip nft wg python3 curl timeout ethtool
 tmp=$(mktemp -d /tmp/egwo-load.XXXXXX)
 D=$tmp/lab
 CG=/sys/fs/cgroup/memory/$P
-server_pid=
 cleanup() {
   trap - EXIT INT TERM
   netns_watchdog_stop
-  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  netns_http_server_stop
   netns_lab_down "$lab" "$P" "$D"
   [[ -d $CG ]] && rmdir "$CG" 2>/dev/null
   netns_keep_or_remove "${EGW_LOAD_TEST_KEEP:-0}" "$tmp"
@@ -120,9 +118,7 @@ echo "lab $P (10.$N.x.y) in $tmp, gateway $bin"
 if ! LAB_LOG_LEVEL=info timeout 60 "$lab" up "$P" "$N" "$D" "$bin" >"$tmp/lab-up.log" 2>&1; then
   echo "FAIL: gateway-lab.sh up"; cat "$tmp/lab-up.log"; exit 1
 fi
-(exec timeout $((limit + 10)) ip netns exec "$P-server" python3 "$here/http_server.py" --http-port 80 --raw-port 7000 \
-  >"$tmp/server.log" 2>&1) &
-server_pid=$!
+netns_http_server $((limit + 10)) "$tmp/server.log" --http-port 80 --raw-port 7000
 for _ in $(seq 100); do grep -q ready "$tmp/server.log" && grep -q "tunnel to hub up" "$D/branch.log" && break; sleep 0.1; done
 grep -q ready "$tmp/server.log" || { echo "FAIL: the test server did not start"; exit 1; }
 grep -q "tunnel to hub up" "$D/branch.log" || { echo "FAIL: the tunnel did not come up"; log_tail; exit 1; }
@@ -168,7 +164,7 @@ if wanted 3; then
   id="3 200 slow readers"
   rss0_b=$(rss_kb branch) rss0_h=$(rss_kb hub)
   stall 40 200 "$tmp/stall.out"
-  for _ in $(seq 150); do grep -q stalled "$tmp/stall.out" && break; sleep 0.1; done
+  wait_for "$tmp/stall.out" stalled 15
   sleep 3  # their buffers fill
   mem_b=$(metric branch egw_memory_in_use_bytes) mem_h=$(metric hub egw_memory_in_use_bytes)
   dl=$(load 60 downloads "$V4" 80 10 2000000 beside)
@@ -230,7 +226,7 @@ if wanted 4; then
     load 60 downloads "$V4" 80 2 4000000 "run4&seconds=8" /slow >"$tmp/run4.out" 2>&1 &
     run_pid=$!
     stall 30 200 "$tmp/stall4.out"
-    for _ in $(seq 200); do grep -q stalled "$tmp/stall4.out" && break; sleep 0.1; done
+    wait_for "$tmp/stall4.out" stalled 20
     sleep 2
     refused=$(load 20 outcomes "$V4" 80 10 5)
     refused_rc=$?
@@ -280,7 +276,7 @@ if wanted 5; then
   else
     refused0=$(refused_memory)
     stall 30 600 "$tmp/stall5.out"
-    for _ in $(seq 200); do grep -q stalled "$tmp/stall5.out" && break; sleep 0.1; done
+    wait_for "$tmp/stall5.out" stalled 20
     sleep 3
     refused=$(load 20 outcomes "$V4" 80 10 5)
     refused_rc=$?

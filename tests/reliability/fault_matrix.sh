@@ -31,8 +31,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 source "$root/tests/support/netns_test.sh"
-bin=${1:-$root/build/ensemble-gw}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+bin=$(netns_abs_path "${1:-$root/build/ensemble-gw}")
 lab_sh=$root/scripts/gateway-lab.sh
 only=" ${EGW_FAULT_ONLY:-1 2 3 4 5 6 7 8 9} "
 limit_s=${EGW_FAULT_LIMIT:-200}
@@ -91,14 +90,6 @@ fc_bg() {  # fc_bg OUT LIMIT ARGS...: a client in the background; its pid in $bg
 }
 field() { grep -o "$1=[^ ]*" "$2" 2>/dev/null | tail -n1 | cut -d= -f2; }  # field NAME FILE
 figures() { grep -v '^receiving' "$1" | tail -n1 | sed 's/; end=.*//'; }
-wait_for() {  # wait_for FILE PATTERN SECONDS [COUNT]: until COUNT lines match
-  local i
-  for ((i = 0; i < $3 * 10; i++)); do
-    (($(grep -c -- "$2" "$1" 2>/dev/null) >= ${4:-1})) && return 0
-    sleep 0.1
-  done
-  return 1
-}
 metric() {  # metric ROLE NAME: the sum of NAME's samples on ROLE's /metrics
   in_ns "$1" 5 curl -s --max-time 3 http://127.0.0.1:9470/metrics |
     awk -v n="$2" '$1 == n || index($1, n "{") == 1 { s += $2 } END { print s + 0 }'
@@ -166,8 +157,7 @@ run_group() {  # run_group NET CASE...: a lab of its own, its cases in order
     line FAIL "lab $N" "gateway-lab.sh up: $(tail -n 3 "$W/lab-up.log" | tr '\n' ' ')"
     return 1
   fi
-  (exec timeout $((limit_s + 30)) ip netns exec "$P-server" python3 "$root/tests/gateway/http_server.py" \
-    --http-port 80 --raw-port 7000 --silent-port 7001 >"$W/server.log" 2>&1) &
+  netns_http_server $((limit_s + 30)) "$W/server.log" --http-port 80 --raw-port 7000 --silent-port 7001
   if ! wait_for "$W/server.log" ready 10 || ! wait_for "$D/branch.log" "tunnel to hub up" 20; then
     line FAIL "lab $N" "the test server or the tunnel did not start"
     log_tail

@@ -1,8 +1,11 @@
 # What the namespace tests share (sourced, not run): the checks that decide
 # whether a test can run here, its watchdog, the teardown of its namespaces
-# and scripts/gateway-lab.sh labs, and its PASS / FAIL / SKIP lines.
+# and scripts/gateway-lab.sh labs, the test HTTP server, waiting for a log
+# line, and its PASS / FAIL / SKIP lines.
 # Uses the sourcing script's $P (its namespaces' prefix) and $t_start.
 # shellcheck shell=bash
+
+netns_tests=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)  # tests/
 
 # netns_require NAME TOOL...: exits 77 with "NAME: skipped, WHY" unless we are
 # root, every TOOL is installed and a network namespace can be created.
@@ -73,6 +76,32 @@ netns_keep_or_remove() {
 
 # in_ns ROLE LIMIT CMD...: CMD in $P-ROLE, for at most LIMIT seconds.
 in_ns() { local role=$1 limit=$2; shift 2; timeout "$limit" ip netns exec "$P-$role" "$@"; }
+# netns_http_server LIMIT LOG ARGS...: tests/gateway/http_server.py ARGS in
+# $P-server, for at most LIMIT seconds; its pid (timeout's: exec, so it passes
+# a TERM on to the server, not a subshell) in server_pid.
+netns_http_server() {
+  local limit=$1 log=$2
+  shift 2
+  (exec timeout "$limit" ip netns exec "$P-server" python3 "$netns_tests/gateway/http_server.py" "$@" >"$log" 2>&1) &
+  server_pid=$!
+}
+# netns_http_server_stop: the server TERMed and waited for, if it runs.
+netns_http_server_stop() {
+  [[ -n ${server_pid:-} ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  server_pid=
+}
+# wait_for FILE PATTERN SECONDS [COUNT]: until COUNT lines of FILE match.
+wait_for() {
+  local i n
+  for ((i = 0; i < $3 * 10; i++)); do
+    n=$(grep -c -- "$2" "$1" 2>/dev/null)
+    ((${n:-0} >= ${4:-1})) && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# netns_abs_path PATH: PATH from /, for a binary run from other directories.
+netns_abs_path() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 
 # Sanitizer reports in the gateways' (or any) logs, with file and line.
 sanitizer_reports() {

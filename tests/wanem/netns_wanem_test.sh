@@ -88,8 +88,7 @@ ip netns exec "$P-wan" timeout 110 "$bin" --dev-a wa --dev-b wb --a2b "$link" --
   --trace "$tmp/trace.txt" <"$tmp/ctl" >"$tmp/wanem.out" 2>"$tmp/wanem.err" &
 wanem_pid=$!
 exec 3>"$tmp/ctl"
-for _ in $(seq 50); do grep -q '^ready' "$tmp/wanem.out" && break; sleep 0.1; done
-grep -q '^ready' "$tmp/wanem.out" || { echo "FAIL: wanem did not start"; cat "$tmp/wanem.err"; exit 1; }
+wait_for "$tmp/wanem.out" '^ready' 5 || { echo "FAIL: wanem did not start"; cat "$tmp/wanem.err"; exit 1; }
 echo "lab $P (10.$N.x.y), wanem $bin: $(head -n1 "$tmp/wanem.err")"
 
 # ctl LINE: one command, its one answer line on stdout.
@@ -103,7 +102,7 @@ ctl() {
 stat() { py 'import json; print(json.loads(sys.argv[1])[sys.argv[2]][sys.argv[3]])' "$1" "$2" "$3"; }
 
 in_ns right 100 python3 "$tool" echo 7000 >"$tmp/echo.out" 2>&1 &
-for _ in $(seq 50); do grep -q ready "$tmp/echo.out" && break; sleep 0.1; done
+wait_for "$tmp/echo.out" ready 5
 
 # ------------------------------------------------------------------ 1 RTT
 # First without delay or rate: what the probes and the namespaces add alone.
