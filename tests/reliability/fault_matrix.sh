@@ -12,7 +12,7 @@
 #   EGW_FAULT_ONLY="1 4"   run only these cases
 #   EGW_FAULT_KEEP=1       keep the labs' directories (configs, logs) at the end
 #   EGW_FAULT_LIMIT=200    seconds before the watchdog ends the run
-#   EGW_FAULT_NETS="81 82" the two labs' address numbers (10.NET.x.y)
+#   EGW_FAULT_NETS="81 82" the two labs' address numbers (10.NET.x.y), as below
 #
 # Cases (fault_cases.sh), on two labs at once (scripts/gateway-lab.sh: client,
 # branch, hub, server namespaces), so the run takes ~2 min, not ~3:
@@ -22,7 +22,6 @@
 #   lab 10.82.x.y: 1 hub SIGKILLed and restarted, 2 branch restarted (temporal
 #                  cache restored), 6 cache file corrupt / on a full disk /
 #                  unreadable, 7 SIGHUP with a broken config
-# (81 and 82 by default: the first and the second of EGW_FAULT_NETS.)
 # The WAN faults are nftables rules in the hub's namespace (drop, random drop,
 # a stateless address rewrite): the hub's side of the WAN is where a link, a
 # lossy path or a NAT in front of the branch shows.
