@@ -27,7 +27,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "gateway"))
-from content import content, digest  # noqa: E402
+from content import content, digest, digest_of  # noqa: E402
 
 lock = threading.Lock()
 counts = {}
@@ -49,15 +49,8 @@ def get(conn, size, seed, ext="bin"):
     """One GET on a keep-alive connection; True if every byte is right."""
     conn.request("GET", "/bytes/%d.%s?seed=%s" % (size, ext, seed))
     r = conn.getresponse()
-    h = hashlib.sha256()
-    n = 0
-    while True:
-        data = r.read(1 << 16)
-        if not data:
-            break
-        h.update(data)
-        n += len(data)
-    return r.status == 200 and n == size and h.hexdigest() == digest(size, seed)
+    got, n = digest_of(r.read)
+    return r.status == 200 and n == size and got == digest(size, seed)
 
 
 def safely(kind, fn, nbytes):

@@ -29,72 +29,43 @@
 #
 #   usage: entrypoint_netns_test.sh [path/to/ensemble-gw]   (default build/ensemble-gw)
 #   EGW_DOCKER_TEST_KEEP=1   keep the directory (volumes, logs)
+#   EGW_DOCKER_TEST_NET=95   the networks' address number (10.NET.x.y)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+source "$root/tests/support/netns_test.sh"
 docker_dir=$root/docker
 bin=${1:-$root/build/ensemble-gw}
+N=${EGW_DOCKER_TEST_NET:-95}
 P=egwd$$
 limit=150
 t_start=$SECONDS
 
-skip_all() { echo "entrypoint_netns_test: skipped, $*"; exit 77; }
-[[ $(id -u) -eq 0 ]] || skip_all "needs root"
-for tool in ip nft tc wg curl python3 setpriv timeout; do
-  command -v $tool >/dev/null || skip_all "no $tool"
-done
+netns_require entrypoint_netns_test ip nft tc wg curl python3 setpriv timeout
 [[ -x $bin ]] || { echo "entrypoint_netns_test: no gateway binary at $bin"; exit 1; }
-timeout 10 ip netns add "$P-probe" 2>/dev/null || skip_all "cannot create network namespaces"
-timeout 10 ip netns del "$P-probe"
 
 tmp=$(mktemp -d /tmp/egw-dockertest.XXXXXX)
 chmod 755 "$tmp"
 declare -A pid=()
-watchdog_pid=
 cleanup() {
   trap - EXIT INT TERM
-  [[ -n $watchdog_pid ]] && kill "$watchdog_pid" 2>/dev/null
+  netns_watchdog_stop
   local p
   for p in "${pid[@]}"; do kill -TERM "$p" 2>/dev/null; done
   sleep 0.5
-  for role in client branch hub server; do
-    for p in $(ip netns pids "$P-$role" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    ip netns del "$P-$role" 2>/dev/null
-  done
-  if [[ ${EGW_DOCKER_TEST_KEEP:-0} == 1 ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+  netns_delete "$P" client branch hub server
+  netns_keep_or_remove "${EGW_DOCKER_TEST_KEEP:-0}" "$tmp"
 }
 trap cleanup EXIT
 trap 'echo "FAIL: interrupted"; exit 1' INT TERM
 
 # Bounded: past $limit s the watchdog ends the test (ctest allows 180 s).
-(
-  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  sleep "$limit" &
-  sleeper=$!
-  wait "$sleeper"
-  echo "FAIL: the test ran out of its $limit s"
-  kill -TERM $$ 2>/dev/null
-) &
-watchdog_pid=$!
+netns_watchdog "$limit" "FAIL: the test ran out of its $limit s"
 
-failed=0
-summary=()
-line() {  # STATUS ID TEXT
-  echo "$1 $2: $3"
-  summary+=("$1 $2")
-  [[ $1 == FAIL ]] && failed=1
-  return 0
-}
-in_ns() { local role=$1 t=$2; shift 2; timeout "$t" ip netns exec "$P-$role" "$@"; }
 log_tail() {
   local f
   for f in "$@"; do echo "--- $(basename "$f") (last 15 lines)"; tail -n 15 "$f" 2>/dev/null | sed 's/^/    /'; done
-}
-wait_for() {  # wait_for SECONDS PATTERN FILE
-  local i
-  for ((i = 0; i < $1 * 10; i++)); do grep -q -- "$2" "$3" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
 }
 
 # ------------------------------------------------------------------ the networks
@@ -109,9 +80,9 @@ link() {  # link NS_A IF ADDR_A NS_B ADDR_B: one compose network, two of its mem
   in_ns "$1" 5 ip link set "$2" up
   in_ns "$4" 5 ip link set "$2" up
 }
-link client lan0 10.95.1.10/24 branch 10.95.1.2/24
-link branch wan0 10.95.0.2/24 hub 10.95.0.3/24
-link hub dc0 10.95.2.2/24 server 10.95.2.10/24
+link client lan0 10.$N.1.10/24 branch 10.$N.1.2/24
+link branch wan0 10.$N.0.2/24 hub 10.$N.0.3/24
+link hub dc0 10.$N.2.2/24 server 10.$N.2.10/24
 in_ns branch 5 sysctl -qw net.ipv4.ip_forward=1  # compose: sysctls
 
 # ------------------------------------------------------------------ the "image"
@@ -131,7 +102,7 @@ for role in branch hub; do
 done
 mkdir -p "$tmp/exchange" "$tmp/www"
 chown -R "$run_as" "$tmp/branch" "$tmp/hub" "$tmp/exchange"
-echo "networks $P-* (10.95.x.y), volumes in $tmp, gateways $user_note"
+echo "networks $P-* (10.$N.x.y), volumes in $tmp, gateways $user_note"
 
 # start_gateway ROLE TAG [VAR=VALUE...]: entrypoint.sh in ROLE's namespace with
 # the compose file's environment for ROLE; its log in $tmp/ROLE-TAG.log.
@@ -150,10 +121,10 @@ start_gateway() {
     EGW_EXCHANGE="$tmp/exchange" EGW_EXCHANGE_WAIT_S=30)
   local compose
   if [[ $role == branch ]]; then
-    compose=(EGW_ROLE=branch EGW_HUB_ENDPOINT=10.95.0.3:51900 EGW_LAN=10.95.1.0/24
+    compose=(EGW_ROLE=branch EGW_HUB_ENDPOINT=10.$N.0.3:51900 EGW_LAN=10.$N.1.0/24
       "EGW_TICKETS=html=12 script=6 image=3 bulk=1")
   else
-    compose=(EGW_ROLE=hub EGW_ALLOW=10.95.2.0/24:80,443)
+    compose=(EGW_ROLE=hub EGW_ALLOW=10.$N.2.0/24:80,443)
   fi
   ip netns exec "$P-$role" "${as[@]}" env -i PATH="$PATH" "${common[@]}" "${compose[@]}" "$@" \
     "$docker_dir/entrypoint.sh" >"$tmp/$role-$tag.log" 2>&1 &
@@ -175,7 +146,7 @@ health() {  # health ROLE: the image's HEALTHCHECK command, as the gateway's use
   timeout 10 "${as[@]}" "$tmp/bin/ensemble-gw" status -c "$tmp/$1/run/ensemble-gw.yaml"
 }
 fetch() {  # fetch TAG: client.sh once, as the compose file runs it; output in $tmp/client-TAG.log
-  in_ns client 40 env -i PATH="$PATH" EGW_GATEWAY=10.95.1.2 EGW_URL=http://10.95.2.10/ \
+  in_ns client 40 env -i PATH="$PATH" EGW_GATEWAY=10.$N.1.2 EGW_URL=http://10.$N.2.10/ \
     EGW_FETCH_EVERY=0 EGW_FETCH_TRIES=10 "$docker_dir/client.sh" >"$tmp/client-$1.log" 2>&1
 }
 page_ok() { grep -q "Hello through ensemble-gw" "$tmp/client-$1.log"; }
@@ -187,7 +158,7 @@ in_ns server 170 env -i PATH="$PATH" EGW_WWW="$tmp/www" EGW_HTTP_PORT=80 "$docke
 pid[server]=$!
 start_gateway hub 1
 start_gateway branch 1
-if ! wait_for 30 "tunnel to hub up" "$tmp/branch-1.log"; then
+if ! wait_for "$tmp/branch-1.log" "tunnel to hub up" 30; then
   line FAIL "1 first start" "the tunnel did not come up within 30 s"
   log_tail "$tmp/branch-1.log" "$tmp/hub-1.log"
   exit 1
@@ -223,8 +194,8 @@ else
 fi
 
 # ------------------------------------------------------------------ 3. a page
-if fetch 1 && page_ok 1 && grep -q '^10\.95\.2\.2 .*"GET / HTTP' "$tmp/server.log"; then
-  line PASS "3 page through the tunnel" "client.sh: '$(grep -m1 "<h1>" "$tmp/client-1.log")'; the server saw $(grep -m1 -o '^10\.95\.2\.2 .*"GET / HTTP/1.1"' "$tmp/server.log")"
+if fetch 1 && page_ok 1 && grep -q "^10\\.$N\\.2\\.2 .*\"GET / HTTP" "$tmp/server.log"; then
+  line PASS "3 page through the tunnel" "client.sh: '$(grep -m1 "<h1>" "$tmp/client-1.log")'; the server saw $(grep -m1 -o "^10\\.$N\\.2\\.2 .*\"GET / HTTP/1.1\"" "$tmp/server.log")"
 else
   line FAIL "3 page through the tunnel" "$(tail -n 3 "$tmp/client-1.log" | tr '\n' ' ')"
   log_tail "$tmp/branch-1.log" "$tmp/hub-1.log" "$tmp/server.log"
@@ -261,10 +232,10 @@ EOF
   wan_note=" (stand-in tc: no netem in this kernel)"
   qdisc_of() { cat "$tmp/fake-tc/qdisc" 2>/dev/null; }
 fi
-(exec timeout 60 ip netns exec "$P-branch" env -i PATH="$wan_path" EGW_WAN_PEER=10.95.0.3 EGW_WAN_DELAY=20ms \
+(exec timeout 60 ip netns exec "$P-branch" env -i PATH="$wan_path" EGW_WAN_PEER=10.$N.0.3 EGW_WAN_DELAY=20ms \
   "$docker_dir/wan-emulator.sh" >"$tmp/wan.log" 2>&1) &
 pid[wan]=$!
-wait_for 10 "netem" "$tmp/wan.log"
+wait_for "$tmp/wan.log" "netem" 10
 qdisc=$(qdisc_of)
 fetch wan
 kill -TERM "${pid[wan]}"
@@ -294,7 +265,7 @@ got=$(timeout 10 "${as[@]}" env -i PATH="$PATH" EGW_CONFIG="$tmp/branch/etc/ense
 [[ $got == "$pub_branch" ]] || problems+=("entrypoint.sh pubkey printed '$got'")
 start_gateway hub 2
 start_gateway branch 2 EGW_KEY=
-wait_for 30 "tunnel to hub up" "$tmp/branch-2.log" || problems+=("the tunnel did not come up within 30 s")
+wait_for "$tmp/branch-2.log" "tunnel to hub up" 30 || problems+=("the tunnel did not come up within 30 s")
 for role in branch hub; do
   ! grep -q "generated a private key" "$tmp/$role-2.log" || problems+=("$role generated a new key")
   want=pub_$role
@@ -319,6 +290,5 @@ else
   line FAIL "7 SIGTERM" "exit statuses (branch hub, twice): $first_stop ${stopped[branch]} ${stopped[hub]}; table: $(in_ns branch 5 nft list tables 2>&1 | tr '\n' ' ')"
 fi
 
-count() { local n=0 s; for s in "${summary[@]}"; do [[ $s == "$1 "* ]] && n=$((n + 1)); done; echo $n; }
-echo "== entrypoint_netns_test: $(count PASS) passed, $(count FAIL) failed, $(count SKIP) skipped in $((SECONDS - t_start)) s"
+netns_summary entrypoint_netns_test
 exit $failed

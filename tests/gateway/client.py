@@ -33,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from content import content, digest  # noqa: E402
+from content import content, digest, digest_of  # noqa: E402
 
 
 def connect(host, port, timeout):
@@ -47,15 +47,8 @@ def http_get(host, port, path, timeout=60):
     try:
         c.request("GET", path)
         r = c.getresponse()
-        h = hashlib.sha256()
-        size = 0
-        while True:
-            data = r.read(1 << 16)
-            if not data:
-                break
-            h.update(data)
-            size += len(data)
-        return r.status, h.hexdigest(), size, r.getheader("Content-Type", ""), time.monotonic() - t0
+        hexdigest, size = digest_of(r.read)
+        return r.status, hexdigest, size, r.getheader("Content-Type", ""), time.monotonic() - t0
     finally:
         c.close()
 
@@ -70,6 +63,35 @@ def outcome_of(e):
     if isinstance(e, http.client.RemoteDisconnected):
         return "clean-eof-no-response"
     return type(e).__name__ + ": " + str(e)
+
+
+def at_once(count, one, join_s):
+    """one(i) for i in range(count) on threads released together; the
+    seconds from the release until they ended (or join_s each passed)."""
+    start = threading.Barrier(count + 1)
+
+    def run(i):
+        start.wait()
+        one(i)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]
+    for t in threads:
+        t.start()
+    t0 = time.monotonic()
+    start.wait()
+    for t in threads:
+        t.join(join_s)
+    return time.monotonic() - t0
+
+
+def failures_of(results):
+    """{outcome: count} of the (outcome, seconds) results not "ok" (None: "unfinished")."""
+    failures = {}
+    for r in results:
+        if not r or r[0] != "ok":
+            key = r[0] if r else "unfinished"
+            failures[key] = failures.get(key, 0) + 1
+    return failures
 
 
 # ---------------------------------------------------------------- commands
@@ -92,10 +114,8 @@ def cmd_concurrent(host, port, count, lo, hi, seed):
     rng = random.Random(seed)
     sizes = [rng.randint(lo, hi) for _ in range(count)]
     results = [None] * count
-    start = threading.Barrier(count + 1)
 
     def one(i):
-        start.wait()
         try:
             status, got, size, _, secs = http_get(host, port, "/bytes/%d?seed=c%s-%d" % (sizes[i], seed, i), 90)
             want = digest(sizes[i], "c%s-%d" % (seed, i))
@@ -104,20 +124,9 @@ def cmd_concurrent(host, port, count, lo, hi, seed):
         except Exception as e:  # noqa: BLE001 -- any failure is a figure
             results[i] = (outcome_of(e), 0.0)
 
-    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(count)]
-    for t in threads:
-        t.start()
-    t0 = time.monotonic()
-    start.wait()
-    for t in threads:
-        t.join(120)
-    wall = time.monotonic() - t0
+    wall = at_once(count, one, 120)
     ok = sum(1 for r in results if r and r[0] == "ok")
-    failures = {}
-    for r in results:
-        if not r or r[0] != "ok":
-            key = r[0] if r else "unfinished"
-            failures[key] = failures.get(key, 0) + 1
+    failures = failures_of(results)
     secs = [r[1] for r in results if r and r[0] == "ok"]
     print("%d/%d complete with correct digests, %.1f MB in %.2f s (%.0f Mbit/s), "
           "per-connection median %.2f s max %.2f s%s" % (

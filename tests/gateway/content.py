@@ -1,4 +1,4 @@
-"""Deterministic test content shared by http_server.py and client.py.
+"""Deterministic test content shared by http_server.py and the clients.
 
 content(size, seed) yields the same bytes on both sides (a seeded PRNG in
 64 KiB chunks), so a client checks a download's SHA-256 without the server
@@ -34,6 +34,19 @@ def digest(size, seed):
     for chunk in content(size, seed):
         h.update(chunk)
     return h.hexdigest()
+
+
+def digest_of(read):
+    """(SHA-256 hex, size) of what read(65536) returns until b"" (an HTTP
+    response's read, a socket's recv)."""
+    h = hashlib.sha256()
+    size = 0
+    while True:
+        data = read(1 << 16)
+        if not data:
+            return h.hexdigest(), size
+        h.update(data)
+        size += len(data)
 
 
 def content_type(path):

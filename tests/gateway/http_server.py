@@ -44,7 +44,7 @@ import threading
 import time
 import urllib.parse
 
-from content import content, content_type
+from content import content, content_type, digest_of
 
 quiet = True
 
@@ -208,24 +208,13 @@ def read_line(sock):
     return line.decode(errors="replace").strip()
 
 
-def read_to_eof(sock):
-    h = hashlib.sha256()
-    size = 0
-    while True:
-        data = sock.recv(1 << 16)
-        if not data:
-            return h.hexdigest(), size
-        h.update(data)
-        size += len(data)
-
-
 def raw_connection(sock):
     try:
         words = read_line(sock).split()
         if not words:
             return
         if words[0] == "UPLOAD":
-            hexdigest, size = read_to_eof(sock)
+            hexdigest, size = digest_of(sock.recv)
             sock.sendall(b"%s %d\n" % (hexdigest.encode(), size))
         elif words[0] == "EARLYFIN" and len(words) == 4:
             token, m, k = words[1], int(words[2]), int(words[3])

@@ -19,7 +19,6 @@ line of figures (JSON) and exits 0 when the outcome is the expected one.
       receive buffer): prints {"stalled": N} once every request is sent, then
       holds them until stdin closes or SIGTERM, and closes them with a reset.
 """
-import hashlib
 import json
 import os
 import select
@@ -32,7 +31,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from client import http_get, outcome_of  # noqa: E402
+from client import at_once, failures_of, http_get, outcome_of  # noqa: E402
 from content import digest  # noqa: E402
 
 
@@ -45,10 +44,8 @@ def cmd_downloads(host, port, count, size, seed, prefix="/bytes"):
     port, count, size = int(port), int(count), int(size)
     seed, _, query = seed.partition("&")
     results = [None] * count
-    start = threading.Barrier(count + 1)
 
     def one(i):
-        start.wait()
         path = "%s/%d.bin?seed=%s-%d%s" % (prefix, size, seed, i, "&" + query if query else "")
         try:
             status, got, n, _, secs = http_get(host, port, path, 120)
@@ -57,19 +54,9 @@ def cmd_downloads(host, port, count, size, seed, prefix="/bytes"):
         except Exception as e:  # noqa: BLE001 -- any failure is a figure
             results[i] = (outcome_of(e), 0.0)
 
-    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(count)]
-    for t in threads:
-        t.start()
-    t0 = time.monotonic()
-    start.wait()
-    for t in threads:
-        t.join(150)
-    wall = time.monotonic() - t0
+    wall = at_once(count, one, 150)
     ok = [r for r in results if r and r[0] == "ok"]
-    failures = {}
-    for r in results:
-        if not r or r[0] != "ok":
-            failures[r[0] if r else "unfinished"] = failures.get(r[0] if r else "unfinished", 0) + 1
+    failures = failures_of(results)
     rates = sorted(size * 8 / 1e6 / max(r[1], 1e-6) for r in ok)
     return emit(len(ok) == count, ok=len(ok), count=count, failures=failures, wall_s=round(wall, 2),
                 mbit_s_min=round(rates[0], 1) if rates else 0,

@@ -40,8 +40,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-bin=${1:-$root/build/ensemble-gw}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+source "$root/tests/support/netns_test.sh"
+bin=$(netns_abs_path "${1:-$root/build/ensemble-gw}")
 lab=$root/scripts/gateway-lab.sh
 N=${EGW_GW_TEST_NET:-91}
 P=egwt$$
@@ -49,33 +49,17 @@ only=" ${EGW_GW_TEST_ONLY:-1 2 3 4 5 6 7 8 9} "
 t_start=$SECONDS
 export PYTHONDONTWRITEBYTECODE=1  # nothing written into the source tree
 
-skip_all() { echo "netns_gateway_test: skipped, $*"; exit 77; }
-[[ $(id -u) -eq 0 ]] || skip_all "needs root"
-for tool in ip nft tc wg python3 curl timeout ethtool sha256sum; do
-  command -v $tool >/dev/null || skip_all "no $tool"
-done
+netns_require netns_gateway_test ip nft tc wg python3 curl timeout ethtool sha256sum
 [[ -x $bin ]] || { echo "netns_gateway_test: no gateway binary at $bin"; exit 1; }
-timeout 10 ip netns add "$P-probe" 2>/dev/null || skip_all "cannot create network namespaces"
-timeout 10 ip netns del "$P-probe"
 
 tmp=$(mktemp -d /tmp/egw-gwtest.XXXXXX)
 D=$tmp/lab
-server_pid=
-watchdog_pid=
 cleanup() {
   trap - EXIT INT TERM
-  [[ -n $watchdog_pid ]] && kill "$watchdog_pid" 2>/dev/null
-  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  # Our own clients and servers in our namespaces (the lab stops the gateways).
-  for role in client server; do
-    for pid in $(ip netns pids "$P-$role" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-  done
-  timeout 60 "$lab" down "$P" "$D" >/dev/null 2>&1
-  for role in client branch hub server; do
-    for pid in $(ip netns pids "$P-$role" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-    ip netns del "$P-$role" 2>/dev/null
-  done
-  if [[ ${EGW_GW_TEST_KEEP:-0} == 1 ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+  netns_watchdog_stop
+  netns_http_server_stop
+  netns_lab_down "$lab" "$P" "$D"
+  netns_keep_or_remove "${EGW_GW_TEST_KEEP:-0}" "$tmp"
 }
 trap cleanup EXIT
 trap 'echo "FAIL: interrupted"; exit 1' INT TERM
@@ -83,28 +67,10 @@ trap 'echo "FAIL: interrupted"; exit 1' INT TERM
 # The whole test is bounded: each command has its own timeout, and past 235 s
 # the watchdog ends the running command and the test (then the cleanup: the
 # gateways' drain, at most ~30 s; ctest allows 300 s).
-(
-  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  sleep "${EGW_GW_TEST_LIMIT:-235}" &
-  sleeper=$!
-  wait "$sleeper"
-  echo "FAIL: the test ran out of its ${EGW_GW_TEST_LIMIT:-235} s"
-  for pid in $(ps -o pid= --ppid $$); do [[ $pid != "$BASHPID" ]] && kill -TERM "$pid" 2>/dev/null; done
-  kill -TERM $$ 2>/dev/null
-) &
-watchdog_pid=$!
+netns_watchdog "${EGW_GW_TEST_LIMIT:-235}" "FAIL: the test ran out of its ${EGW_GW_TEST_LIMIT:-235} s"
 
-failed=0
-declare -a summary
-line() {  # STATUS ID TEXT
-  echo "$1 $2: $3"
-  summary+=("$1 $2")
-  [[ $1 == FAIL ]] && failed=1
-  return 0
-}
 wanted() { [[ $only == *" $1 "* ]]; }
 
-in_ns() { local role=$1 limit=$2; shift 2; timeout "$limit" ip netns exec "$P-$role" "$@"; }
 client() { local limit=$1; shift; in_ns client "$limit" "$@"; }
 py() { local limit=$1; shift; client "$limit" python3 "$here/client.py" "$@"; }
 digest() { python3 "$here/client.py" digest "$1" "$2"; }
@@ -125,12 +91,8 @@ echo "lab $P (10.$N.x.y) in $tmp, gateway $bin"
 if ! timeout 60 "$lab" up "$P" "$N" "$D" "$bin" >"$tmp/lab-up.log" 2>&1; then
   echo "FAIL: gateway-lab.sh up"; cat "$tmp/lab-up.log"; exit 1
 fi
-# exec: $! is timeout's pid (it passes a TERM on to the server), not a subshell's.
-(exec timeout 250 ip netns exec "$P-server" python3 "$here/http_server.py" --http-port 80 --raw-port 7000 \
-  >"$tmp/server.log" 2>&1) &
-server_pid=$!
-for _ in $(seq 100); do grep -q ready "$tmp/server.log" && break; sleep 0.1; done
-grep -q ready "$tmp/server.log" || { echo "FAIL: the test server did not start"; cat "$tmp/server.log"; exit 1; }
+netns_http_server 250 "$tmp/server.log" --http-port 80 --raw-port 7000
+wait_for "$tmp/server.log" ready 10 || { echo "FAIL: the test server did not start"; cat "$tmp/server.log"; exit 1; }
 
 # The branch's redirect: the gateway's own table once it installs one.
 sleep 1
@@ -149,8 +111,7 @@ table inet ensemble_gw {
 }
 EOF
 fi
-for _ in $(seq 200); do grep -q "tunnel to hub up" "$D/branch.log" && break; sleep 0.1; done
-if ! grep -q "tunnel to hub up" "$D/branch.log"; then
+if ! wait_for "$D/branch.log" "tunnel to hub up" 20; then
   echo "FAIL: the tunnel did not come up within 20 s"; log_tail; exit 1
 fi
 echo "tunnel up after $((SECONDS - t_start)) s"
@@ -215,7 +176,7 @@ if wanted 3; then
     local id=$1 title=$2 host=$3 port=$4 pattern=$5 out rc logged
     out=$(py 10 expect-reset "$host" "$port" 2 2>&1)
     rc=$?
-    for _ in $(seq 20); do grep -q -- "$pattern" "$D/hub.log" && break; sleep 0.1; done
+    wait_for "$D/hub.log" "$pattern" 2
     logged=$(grep -- "$pattern" "$D/hub.log" | tail -n1)
     if [[ $rc -eq 0 && -n $logged ]]; then
       line PASS "$id $title" "client: $out; hub: '${logged#* * }'"
@@ -262,8 +223,7 @@ if wanted 6; then
   (exec timeout 70 ip netns exec "$P-client" python3 "$here/client.py" long-get "$V4" 80 \
     "/slow/30000000.bin?seed=L&seconds=40" 30000000 L 55 >"$tmp/long.out" 2>&1) &
   long_pid=$!
-  for _ in $(seq 150); do grep -q receiving "$tmp/long.out" && break; sleep 0.1; done
-  if ! grep -q receiving "$tmp/long.out"; then
+  if ! wait_for "$tmp/long.out" receiving 15; then
     line FAIL "6 hub killed mid-transfer" "the transfer did not start: $(cat "$tmp/long.out")"
     kill "$long_pid" 2>/dev/null
   else
@@ -347,8 +307,7 @@ alive=()
 for role in branch hub; do
   if [[ -f $D/$role.pid ]] && kill -0 "$(cat "$D/$role.pid")" 2>/dev/null; then alive+=("$role"); fi
 done
-kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-server_pid=
+netns_http_server_stop
 stop_start=$SECONDS
 timeout 60 "$lab" down "$P" "$D" >/dev/null 2>&1
 stop_took=$((SECONDS - stop_start))
@@ -358,8 +317,7 @@ else
   line FAIL "gateways alive" "running at the end: ${alive[*]:-none}"
   log_tail
 fi
-reports=$(grep -nE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (Address|Undefined|Leak)" \
-  "$D/branch.log" "$D/hub.log" 2>/dev/null)
+reports=$(sanitizer_reports "$D/branch.log" "$D/hub.log")
 if [[ -z $reports ]]; then
   line PASS "sanitizer reports" "none in branch.log and hub.log"
 else
@@ -367,7 +325,6 @@ else
   for role in branch hub; do grep -A 30 -E "ERROR: |runtime error:" "$D/$role.log" | head -n 60; done
 fi
 
-count() { local n=0 s; for s in "${summary[@]}"; do [[ $s == "$1 "* ]] && n=$((n + 1)); done; echo $n; }
-echo "== netns_gateway_test: $(count PASS) passed, $(count FAIL) failed, $(count SKIP) skipped in $((SECONDS - t_start)) s"
-for s in "${summary[@]}"; do [[ $s == FAIL* ]] && echo "   $s"; done
+netns_summary netns_gateway_test
+netns_list_failures
 exit $failed

@@ -35,8 +35,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-bin=${1:-$root/build/ensemble-gw}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+source "$root/tests/support/netns_test.sh"
+bin=$(netns_abs_path "${1:-$root/build/ensemble-gw}")
 lab=$root/scripts/gateway-lab.sh
 N=${EGW_LOAD_TEST_NET:-84}
 P=egwo$$
@@ -44,60 +44,27 @@ only=" ${EGW_LOAD_TEST_ONLY:-1 2 3 4 5} "
 t_start=$SECONDS
 export PYTHONDONTWRITEBYTECODE=1
 
-skip_all() { echo "netns_load_test: skipped, $*"; exit 77; }
-[[ $(id -u) -eq 0 ]] || skip_all "needs root"
-for tool in ip nft wg python3 curl timeout ethtool; do
-  command -v $tool >/dev/null || skip_all "no $tool"
-done
+netns_require netns_load_test ip nft wg python3 curl timeout ethtool
 [[ -x $bin ]] || { echo "netns_load_test: no gateway binary at $bin"; exit 1; }
-timeout 10 ip netns add "$P-probe" 2>/dev/null || skip_all "cannot create network namespaces"
-timeout 10 ip netns del "$P-probe"
 
 tmp=$(mktemp -d /tmp/egwo-load.XXXXXX)
 D=$tmp/lab
 CG=/sys/fs/cgroup/memory/$P
-server_pid=
-watchdog_pid=
 cleanup() {
   trap - EXIT INT TERM
-  [[ -n $watchdog_pid ]] && kill "$watchdog_pid" 2>/dev/null
-  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  for role in client server; do
-    for pid in $(ip netns pids "$P-$role" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-  done
-  timeout 60 "$lab" down "$P" "$D" >/dev/null 2>&1
-  for role in client branch hub server; do
-    for pid in $(ip netns pids "$P-$role" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-    ip netns del "$P-$role" 2>/dev/null
-  done
+  netns_watchdog_stop
+  netns_http_server_stop
+  netns_lab_down "$lab" "$P" "$D"
   [[ -d $CG ]] && rmdir "$CG" 2>/dev/null
-  if [[ ${EGW_LOAD_TEST_KEEP:-0} == 1 ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+  netns_keep_or_remove "${EGW_LOAD_TEST_KEEP:-0}" "$tmp"
 }
 trap cleanup EXIT
 trap 'echo "FAIL: interrupted"; exit 1' INT TERM
 
 limit=${EGW_LOAD_TEST_LIMIT:-200}
-(
-  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  sleep "$limit" &
-  sleeper=$!
-  wait "$sleeper"
-  echo "FAIL: the test ran out of its $limit s"
-  for pid in $(ps -o pid= --ppid $$); do [[ $pid != "$BASHPID" ]] && kill -TERM "$pid" 2>/dev/null; done
-  kill -TERM $$ 2>/dev/null
-) &
-watchdog_pid=$!
+netns_watchdog "$limit" "FAIL: the test ran out of its $limit s"
 
-failed=0
-declare -a summary
-line() {  # STATUS ID TEXT
-  echo "$1 $2: $3"
-  summary+=("$1 $2")
-  [[ $1 == FAIL ]] && failed=1
-  return 0
-}
 wanted() { [[ $only == *" $1 "* ]]; }
-in_ns() { local role=$1 limit=$2; shift 2; timeout "$limit" ip netns exec "$P-$role" "$@"; }
 load() { local limit=$1; shift; in_ns client "$limit" python3 "$here/load_client.py" "$@"; }
 field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2], {}, d))" "$1" "$2"; }
 metric() {  # metric ROLE 'NAME{labels}' -> value (0 when absent)
@@ -151,9 +118,7 @@ echo "lab $P (10.$N.x.y) in $tmp, gateway $bin"
 if ! LAB_LOG_LEVEL=info timeout 60 "$lab" up "$P" "$N" "$D" "$bin" >"$tmp/lab-up.log" 2>&1; then
   echo "FAIL: gateway-lab.sh up"; cat "$tmp/lab-up.log"; exit 1
 fi
-(exec timeout $((limit + 10)) ip netns exec "$P-server" python3 "$here/http_server.py" --http-port 80 --raw-port 7000 \
-  >"$tmp/server.log" 2>&1) &
-server_pid=$!
+netns_http_server $((limit + 10)) "$tmp/server.log" --http-port 80 --raw-port 7000
 for _ in $(seq 100); do grep -q ready "$tmp/server.log" && grep -q "tunnel to hub up" "$D/branch.log" && break; sleep 0.1; done
 grep -q ready "$tmp/server.log" || { echo "FAIL: the test server did not start"; exit 1; }
 grep -q "tunnel to hub up" "$D/branch.log" || { echo "FAIL: the tunnel did not come up"; log_tail; exit 1; }
@@ -199,7 +164,7 @@ if wanted 3; then
   id="3 200 slow readers"
   rss0_b=$(rss_kb branch) rss0_h=$(rss_kb hub)
   stall 40 200 "$tmp/stall.out"
-  for _ in $(seq 150); do grep -q stalled "$tmp/stall.out" && break; sleep 0.1; done
+  wait_for "$tmp/stall.out" stalled 15
   sleep 3  # their buffers fill
   mem_b=$(metric branch egw_memory_in_use_bytes) mem_h=$(metric hub egw_memory_in_use_bytes)
   dl=$(load 60 downloads "$V4" 80 10 2000000 beside)
@@ -261,7 +226,7 @@ if wanted 4; then
     load 60 downloads "$V4" 80 2 4000000 "run4&seconds=8" /slow >"$tmp/run4.out" 2>&1 &
     run_pid=$!
     stall 30 200 "$tmp/stall4.out"
-    for _ in $(seq 200); do grep -q stalled "$tmp/stall4.out" && break; sleep 0.1; done
+    wait_for "$tmp/stall4.out" stalled 20
     sleep 2
     refused=$(load 20 outcomes "$V4" 80 10 5)
     refused_rc=$?
@@ -311,7 +276,7 @@ if wanted 5; then
   else
     refused0=$(refused_memory)
     stall 30 600 "$tmp/stall5.out"
-    for _ in $(seq 200); do grep -q stalled "$tmp/stall5.out" && break; sleep 0.1; done
+    wait_for "$tmp/stall5.out" stalled 20
     sleep 3
     refused=$(load 20 outcomes "$V4" 80 10 5)
     refused_rc=$?
@@ -338,12 +303,10 @@ for role in branch hub; do
 done
 if ((${#alive[@]} == 2)); then line PASS "gateways alive" "branch and hub still running at the end"
 else line FAIL "gateways alive" "running at the end: ${alive[*]:-none}"; log_tail; fi
-reports=$(grep -nE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (Address|Undefined|Leak)" \
-  "$D/branch.log" "$D/hub.log" 2>/dev/null)
+reports=$(sanitizer_reports "$D/branch.log" "$D/hub.log")
 if [[ -z $reports ]]; then line PASS "sanitizer reports" "none"
 else line FAIL "sanitizer reports" "$(head -n 5 <<<"$reports" | tr '\n' ' ')"; fi
 
-count() { local n=0 s; for s in "${summary[@]}"; do [[ $s == "$1 "* ]] && n=$((n + 1)); done; echo $n; }
-echo "== netns_load_test: $(count PASS) passed, $(count FAIL) failed, $(count SKIP) skipped in $((SECONDS - t_start)) s"
-for s in "${summary[@]}"; do [[ $s == FAIL* ]] && echo "   $s"; done
+netns_summary netns_load_test
+netns_list_failures
 exit $failed

@@ -4,37 +4,24 @@
 // by the test (the netns test, tests/gateway/, covers the real interception).
 // The gateways run on an io_context thread; clients and servers are plain
 // blocking sockets on other threads, with receive timeouts so nothing hangs.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <future>
-#include <mutex>
 #include <thread>
 
-#include "proxy/gateway.h"
-#include "tests/support/loopback_tcp.h"
-#include "tests/support/shell.h"
+#include "tests/support/loopback_gateway_pair.h"
+#include "tests/support/loopback_server.h"
 #include "tunnel/error_codes.h"
 
 namespace egw::proxy {
 namespace {
 
-namespace fs = std::filesystem;
-namespace asio = boost::asio;
-
+using test_support::loopback;
+using test_support::pattern;
 using test_support::read_all;
-using test_support::run_command;
 using test_support::send_all;
 using test_support::tcp_socket_to;
-
-std::uint8_t pattern(std::uint64_t offset) { return static_cast<std::uint8_t>((offset * 131 + 7) % 251); }
 
 // The server behind the hub. A client sends "N\n" plus an upload and closes
 // its sending side; the server reads to EOF, checks the upload and answers
@@ -42,40 +29,10 @@ std::uint8_t pattern(std::uint64_t offset) { return static_cast<std::uint8_t>((o
 // and reset the connection instead.
 class Server {
  public:
-  Server() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    ::listen(fd_, 512);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~Server() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-    for (auto& t : workers_) t.join();
-  }
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const { return listener_.port(); }
   std::atomic<int> bad_uploads{0};
 
  private:
-  void serve() {
-    for (;;) {
-      const int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      if (stop_) {
-        ::close(c);
-        return;
-      }
-      workers_.emplace_back([this, c] { handle(c); });
-    }
-  }
   void handle(int c) {
     timeval tv{10, 0};
     setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -106,77 +63,20 @@ class Server {
     ::close(c);
   }
 
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  std::vector<std::thread> workers_;
+  test_support::LoopbackServer listener_{[this](int c) { handle(c); }};
 };
 
-tunnel::Destination loopback(std::uint16_t port) {
-  tunnel::Destination d;
-  d.address = {127, 0, 0, 1};
-  d.port = port;
-  return d;
-}
-
-class GatewayLoopback : public ::testing::Test {
+class GatewayLoopback : public test_support::LoopbackGatewayPair {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("egw-gw-loopback-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-    const std::string branch_pub = make_key("branch");
-    const std::string hub_pub = make_key("hub");
-    hub_ = std::make_unique<Gateway>(io_, load(write("hub.yaml", "role: hub\nprivate_key_file: " + key("hub") +
-                                                                    "\nlisten: 127.0.0.1:0\npeers:\n  - name: b1\n"
-                                                                    "    public_key: " + branch_pub +
-                                                                    "\n    allow: [\"127.0.0.1/32\"]\n" + hub_extra() +
-                                                                    "metrics_listen: \"\"\nstatus_socket: \"\"\n")));
-    hub_->start();
-    branch_ = std::make_unique<Gateway>(
-        io_, load(write("branch.yaml", "role: branch\nprivate_key_file: " + key("branch") +
-                                           "\npeers:\n  - name: hub\n    public_key: " + hub_pub +
-                                           "\n    endpoint: 127.0.0.1:" +
-                                           std::to_string(hub_->tunnel_endpoint().port()) +
-                                           "\ninterception: {mode: none, listen: \"127.0.0.1:0\", "
-                                           "first_bytes_wait_ms: 5}\nmetrics_listen: \"\"\nstatus_socket: \"\"\n")));
-    branch_->set_destination_resolver([this](int) { return std::optional(target()); });
-    branch_->start();
-    listener_port_ = branch_->listener_endpoint().port();
+    make_dir("egw-gw-loopback");
+    start_hub("[\"127.0.0.1/32\"]", hub_extra());
+    start_branch_gateway(hub_port());
     set_target(loopback(server_.port()));
-    io_thread_ = std::thread([this] { io_.run(); });
+    start_io();
   }
-  void TearDown() override {
-    work_.reset();
-    asio::post(io_, [this] { io_.stop(); });
-    io_thread_.join();
-    branch_.reset();
-    hub_.reset();
-    fs::remove_all(dir_);
-  }
+  // Top-level YAML lines for the hub's config.
   virtual std::string hub_extra() { return ""; }
-
-  std::string key(const std::string& name) { return (dir_ / (name + ".key")).string(); }
-  std::string make_key(const std::string& name) {
-    EXPECT_EQ(std::system(("umask 077; wg genkey > " + key(name)).c_str()), 0) << "wg (wireguard-tools) is required";
-    return run_command("wg pubkey < " + key(name));
-  }
-  std::string write(const std::string& name, const std::string& text) {
-    const auto path = (dir_ / name).string();
-    std::ofstream(path) << text;
-    return path;
-  }
-  static config::GatewayConfig load(const std::string& path) {
-    auto c = config::load_gateway_config(path);
-    if (auto* err = std::get_if<std::string>(&c)) throw std::runtime_error(*err);
-    return std::get<config::GatewayConfig>(c);
-  }
-  // Snapshot on the I/O thread.
-  GatewaySnapshot snapshot(Gateway& g) {
-    std::promise<GatewaySnapshot> p;
-    asio::post(io_, [&] { p.set_value(g.snapshot()); });
-    return p.get_future().get();
-  }
 
   // One exchange: upload `up` bytes, ask for `down`; true if everything
   // came back intact.
@@ -200,37 +100,8 @@ class GatewayLoopback : public ::testing::Test {
     }
     return true;
   }
-  // Connects and sends `text`; returns the errno the read ended with (0: EOF).
-  int read_error_after(const std::string& text) {
-    const int fd = tcp_socket_to(listener_port_);
-    if (fd < 0) return -1;
-    send_all(fd, std::vector<std::uint8_t>(text.begin(), text.end()));
-    ::shutdown(fd, SHUT_WR);
-    int error = 0;
-    read_all(fd, &error);
-    ::close(fd);
-    return error;
-  }
 
-  asio::io_context io_;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{asio::make_work_guard(io_)};
-  fs::path dir_;
   Server server_;
-  std::unique_ptr<Gateway> hub_;
-  std::unique_ptr<Gateway> branch_;
-  // Where the branch sends its next client (read on the I/O thread).
-  void set_target(const tunnel::Destination& d) {
-    std::lock_guard lock(target_mutex_);
-    target_ = d;
-  }
-  tunnel::Destination target() {
-    std::lock_guard lock(target_mutex_);
-    return target_;
-  }
-  std::mutex target_mutex_;
-  tunnel::Destination target_;
-  std::uint16_t listener_port_ = 0;
-  std::thread io_thread_;
 };
 
 TEST_F(GatewayLoopback, DownloadsAndUploadsOfManySizesArriveIntact) {
@@ -348,13 +219,9 @@ TEST_F(GatewayLoopback, ClientResetReachesTheServerSideAndFreesTheRelay) {
 
 TEST_F(GatewayLoopback, ReloadChangesTheAllowListWithoutDroppingTheTunnel) {
   EXPECT_TRUE(exchange(10, 10));
-  auto next = load(write("hub2.yaml", "role: hub\nprivate_key_file: " + key("hub") +
-                                          "\nlisten: 127.0.0.1:0\npeers:\n  - name: b1\n    public_key: " +
-                                          run_command("wg pubkey < " + key("branch")) +
-                                          "\n    allow: [\"127.0.0.2/32\"]\nscheduler: {policy: fair}\n"
-                                          "metrics_listen: \"\"\nstatus_socket: \"\"\n"));
+  auto next = load(write("hub2.yaml", hub_yaml(branch_public_, "[\"127.0.0.2/32\"]", "scheduler: {policy: fair}\n")));
   std::promise<void> done;
-  asio::post(io_, [&] {
+  boost::asio::post(io_, [&] {
     hub_->reload(next);
     done.set_value();
   });

@@ -12,6 +12,7 @@
 #   EGW_FAULT_ONLY="1 4"   run only these cases
 #   EGW_FAULT_KEEP=1       keep the labs' directories (configs, logs) at the end
 #   EGW_FAULT_LIMIT=200    seconds before the watchdog ends the run
+#   EGW_FAULT_NETS="81 82" the two labs' address numbers (10.NET.x.y), as below
 #
 # Cases (fault_cases.sh), on two labs at once (scripts/gateway-lab.sh: client,
 # branch, hub, server namespaces), so the run takes ~2 min, not ~3:
@@ -28,11 +29,12 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-bin=${1:-$root/build/ensemble-gw}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+source "$root/tests/support/netns_test.sh"
+bin=$(netns_abs_path "${1:-$root/build/ensemble-gw}")
 lab_sh=$root/scripts/gateway-lab.sh
 only=" ${EGW_FAULT_ONLY:-1 2 3 4 5 6 7 8 9} "
 limit_s=${EGW_FAULT_LIMIT:-200}
+read -r net_a net_b <<<"${EGW_FAULT_NETS:-81 82}"
 t_start=$SECONDS
 export PYTHONDONTWRITEBYTECODE=1  # nothing written into the source tree
 # The product's timeouts the cases' bounds derive from (docs/config.md,
@@ -42,38 +44,21 @@ dead_peer_s=15
 connect_timeout_s=5
 slack_s=5  # scheduling on a loaded 2-core machine
 
-skip_all() { echo "fault_matrix: skipped, $*"; exit 77; }
-[[ $(id -u) -eq 0 ]] || skip_all "needs root"
-for tool in ip nft wg python3 curl timeout ethtool sha256sum mount; do
-  command -v $tool >/dev/null || skip_all "no $tool"
-done
+netns_require fault_matrix ip nft wg python3 curl timeout ethtool sha256sum mount
 [[ -x $bin ]] || { echo "fault_matrix: no gateway binary at $bin"; exit 1; }
-timeout 10 ip netns add "egwf-probe-$$" 2>/dev/null || skip_all "cannot create network namespaces"
-timeout 10 ip netns del "egwf-probe-$$"
 
 tmp=$(mktemp -d /tmp/egw-faults.XXXXXX)
-watchdog_pid=
 group_pids=()
 cleanup() {
   trap - EXIT INT TERM
-  [[ -n $watchdog_pid ]] && kill "$watchdog_pid" 2>/dev/null
-  local p d role pid net
+  netns_watchdog_stop
+  local pid net
   for pid in "${group_pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-  for net in 81 82; do
-    p=egwf$net-$$
-    d=$tmp/$net
-    # Our clients and servers (the lab stops the gateways), then the labs.
-    for role in client server; do
-      for pid in $(ip netns pids "$p-$role" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-    done
-    [[ -d $d/lab ]] && timeout 60 "$lab_sh" down "$p" "$d/lab" >/dev/null 2>&1
-    for role in client branch hub server; do
-      for pid in $(ip netns pids "$p-$role" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-      ip netns del "$p-$role" 2>/dev/null
-    done
-    mountpoint -q "$d/full" 2>/dev/null && umount "$d/full"
+  for net in $net_a $net_b; do
+    netns_lab_down "$lab_sh" "egwf$net-$$" "$tmp/$net/lab"
+    mountpoint -q "$tmp/$net/full" 2>/dev/null && umount "$tmp/$net/full"
   done
-  if [[ ${EGW_FAULT_KEEP:-0} == 1 ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+  netns_keep_or_remove "${EGW_FAULT_KEEP:-0}" "$tmp"
 }
 trap cleanup EXIT
 trap 'echo "FAIL: interrupted"; exit 1' INT TERM
@@ -81,15 +66,7 @@ trap 'echo "FAIL: interrupted"; exit 1' INT TERM
 # The watchdog: past limit_s it ends the groups (their commands each have
 # their own timeout too) and the run; then the cleanup (the gateways' drain,
 # at most ~15 s each). ctest allows 300 s.
-(
-  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  sleep "$limit_s" &
-  sleeper=$!
-  wait "$sleeper"
-  echo "FAIL watchdog: the fault matrix ran out of its $limit_s s"
-  kill -TERM $$ 2>/dev/null
-) &
-watchdog_pid=$!
+netns_watchdog "$limit_s" "FAIL watchdog: the fault matrix ran out of its $limit_s s"
 
 # ------------------------------------------------------------------ helpers
 # (used by fault_cases.sh; P, N, D and W are the running group's lab)
@@ -98,12 +75,11 @@ wanted() { [[ $only == *" $1 "* ]]; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 at_most() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-line() {  # STATUS "ID TITLE" TEXT
+line() {  # STATUS "ID TITLE" TEXT; run by the groups' subshells: counted in their own files
   echo "$1 $2: $3"
   echo "$1 $2" >>"$W/summary"
 }
 lab() { timeout 60 "$lab_sh" "$1" "$P" "$D" "${@:2}"; }
-in_ns() { local role=$1 limit=$2; shift 2; timeout "$limit" ip netns exec "$P-$role" "$@"; }
 fc() { local limit=$1; shift; in_ns client "$limit" python3 "$here/fault_client.py" "$@"; }
 fc_bg() {  # fc_bg OUT LIMIT ARGS...: a client in the background; its pid in $bg_pid
   local out=$1 limit=$2
@@ -113,14 +89,6 @@ fc_bg() {  # fc_bg OUT LIMIT ARGS...: a client in the background; its pid in $bg
 }
 field() { grep -o "$1=[^ ]*" "$2" 2>/dev/null | tail -n1 | cut -d= -f2; }  # field NAME FILE
 figures() { grep -v '^receiving' "$1" | tail -n1 | sed 's/; end=.*//'; }
-wait_for() {  # wait_for FILE PATTERN SECONDS [COUNT]: until COUNT lines match
-  local i
-  for ((i = 0; i < $3 * 10; i++)); do
-    (($(grep -c -- "$2" "$1" 2>/dev/null) >= ${4:-1})) && return 0
-    sleep 0.1
-  done
-  return 1
-}
 metric() {  # metric ROLE NAME: the sum of NAME's samples on ROLE's /metrics
   in_ns "$1" 5 curl -s --max-time 3 http://127.0.0.1:9470/metrics |
     awk -v n="$2" '$1 == n || index($1, n "{") == 1 { s += $2 } END { print s + 0 }'
@@ -188,8 +156,7 @@ run_group() {  # run_group NET CASE...: a lab of its own, its cases in order
     line FAIL "lab $N" "gateway-lab.sh up: $(tail -n 3 "$W/lab-up.log" | tr '\n' ' ')"
     return 1
   fi
-  (exec timeout $((limit_s + 30)) ip netns exec "$P-server" python3 "$root/tests/gateway/http_server.py" \
-    --http-port 80 --raw-port 7000 --silent-port 7001 >"$W/server.log" 2>&1) &
+  netns_http_server $((limit_s + 30)) "$W/server.log" --http-port 80 --raw-port 7000 --silent-port 7001
   if ! wait_for "$W/server.log" ready 10 || ! wait_for "$D/branch.log" "tunnel to hub up" 20; then
     line FAIL "lab $N" "the test server or the tunnel did not start"
     log_tail
@@ -207,16 +174,17 @@ run_group() {  # run_group NET CASE...: a lab of its own, its cases in order
   fi
 }
 
-echo "fault matrix: gateway $bin, labs egwf81-$$ (10.81.x.y) and egwf82-$$ (10.82.x.y) in $tmp"
-run_group 81 3 5 4 8 9 &
+echo "fault matrix: gateway $bin, labs egwf$net_a-$$ (10.$net_a.x.y) and egwf$net_b-$$ (10.$net_b.x.y) in $tmp"
+run_group "$net_a" 3 5 4 8 9 &
 group_pids+=($!)
-run_group 82 1 2 6 7 &
+run_group "$net_b" 1 2 6 7 &
 group_pids+=($!)
 wait "${group_pids[@]}"
 group_pids=()
 
-passed=$(cat "$tmp"/8[12]/summary 2>/dev/null | grep -c '^PASS')
-failed=$(cat "$tmp"/8[12]/summary 2>/dev/null | grep -c '^FAIL')
+summaries=("$tmp/$net_a/summary" "$tmp/$net_b/summary")
+passed=$(cat "${summaries[@]}" 2>/dev/null | grep -c '^PASS')
+failed=$(cat "${summaries[@]}" 2>/dev/null | grep -c '^FAIL')
 echo "== fault_matrix: $passed passed, $failed failed in $((SECONDS - t_start)) s"
-grep -h '^FAIL' "$tmp"/8[12]/summary 2>/dev/null | sed 's/^/   /'
+grep -h '^FAIL' "${summaries[@]}" 2>/dev/null | sed 's/^/   /'
 ((failed == 0 && passed > 0))

@@ -57,17 +57,6 @@ class OpenProxy : public LoopbackGateways {
     sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
     LoopbackGateways::TearDown();
   }
-  // Connects and sends `text`; the errno the read ended with (0: EOF).
-  int read_error_after(const std::string& text) {
-    const int fd = tcp_socket_to(listener_port_);
-    if (fd < 0) return -1;
-    send_all(fd, std::vector<std::uint8_t>(text.begin(), text.end()));
-    ::shutdown(fd, SHUT_WR);
-    int error = 0;
-    read_all(fd, &error);
-    ::close(fd);
-    return error;
-  }
   std::ostringstream log_;
   std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
 };

@@ -18,52 +18,40 @@
 #
 #   usage: netns_wanem_test.sh [path/to/wanem]      (default build/bench/wanem)
 #   EGW_WANEM_TEST_KEEP=1   keep the temporary directory (wanem's output, trace)
+#   EGW_WANEM_TEST_NET=94   the address number (10.NET.x.y)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+source "$root/tests/support/netns_test.sh"
 bin=${1:-$root/build/bench/wanem}
 helper=$root/bench/wanem/wan-ns.sh
 tool=$here/udp_tool.py
+N=${EGW_WANEM_TEST_NET:-94}
 P=egwm$$
 t_start=$SECONDS
 
-skip_all() { echo "netns_wanem_test: skipped, $*"; exit 77; }
-[[ $(id -u) -eq 0 ]] || skip_all "needs root"
-for t in ip ethtool python3 timeout; do command -v $t >/dev/null || skip_all "no $t"; done
-[[ -e /dev/net/tun ]] || skip_all "no /dev/net/tun"
+netns_require netns_wanem_test ip ethtool python3 timeout
+[[ -e /dev/net/tun ]] || netns_skip netns_wanem_test "no /dev/net/tun"
 [[ -x $bin ]] || { echo "netns_wanem_test: no wanem binary at $bin"; exit 1; }
-timeout 10 ip netns add "$P-probe" 2>/dev/null || skip_all "cannot create network namespaces"
-ip netns del "$P-probe"
 
 tmp=$(mktemp -d /tmp/egw-wanemtest.XXXXXX)
 wanem_pid=
-watchdog_pid=
 cleanup() {
   trap - EXIT INT TERM
   exec 3>&- 2>/dev/null
-  [[ -n $watchdog_pid ]] && kill "$watchdog_pid" 2>/dev/null
+  netns_watchdog_stop
   [[ -n $wanem_pid ]] && kill "$wanem_pid" 2>/dev/null
-  for role in left wan right; do
-    for pid in $(ip netns pids "$P-$role" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-  done
+  netns_kill_in "$P" left wan right
   [[ -n $wanem_pid ]] && wait "$wanem_pid" 2>/dev/null
-  for role in left wan right; do ip netns del "$P-$role" 2>/dev/null; done
-  if [[ ${EGW_WANEM_TEST_KEEP:-0} == 1 ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+  netns_delete "$P" left wan right
+  netns_keep_or_remove "${EGW_WANEM_TEST_KEEP:-0}" "$tmp"
 }
 trap cleanup EXIT
 trap 'echo "FAIL: interrupted"; exit 1' INT TERM
 
 # Bounded: every command has its own timeout; the watchdog ends the test at 100 s.
-(
-  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  sleep 100 &
-  sleeper=$!
-  wait "$sleeper"
-  echo "FAIL: the test ran out of its 100 s"
-  kill -TERM $$ 2>/dev/null
-) &
-watchdog_pid=$!
+netns_watchdog 100 "FAIL: the test ran out of its 100 s"
 
 failed=0
 passed=0
@@ -71,7 +59,6 @@ check() {  # check OK_EXPR_RESULT(0/1) NAME TEXT
   if [[ $1 == 0 ]]; then echo "PASS $2: $3"; passed=$((passed + 1))
   else echo "FAIL $2: $3"; failed=1; fi
 }
-in_ns() { local role=$1 limit=$2; shift 2; timeout "$limit" ip netns exec "$P-$role" "$@"; }
 py() { python3 -c "import sys; $1" "${@:2}"; }  # py 'CODE' ARGS...: small arithmetic
 
 # ------------------------------------------------------------------ the lab
@@ -81,17 +68,17 @@ for role in left wan right; do
 done
 ip link add lw netns "$P-left" type veth peer name wl netns "$P-wan"
 ip link add rw netns "$P-right" type veth peer name wr netns "$P-wan"
-in_ns left 5 ip addr add 10.94.1.2/24 dev lw
-in_ns wan 5 ip addr add 10.94.1.1/24 dev wl
-in_ns wan 5 ip addr add 10.94.2.1/24 dev wr
-in_ns right 5 ip addr add 10.94.2.2/24 dev rw
+in_ns left 5 ip addr add 10.$N.1.2/24 dev lw
+in_ns wan 5 ip addr add 10.$N.1.1/24 dev wl
+in_ns wan 5 ip addr add 10.$N.2.1/24 dev wr
+in_ns right 5 ip addr add 10.$N.2.2/24 dev rw
 for pair in "left lw" "wan wl" "wan wr" "right rw"; do
   read -r role dev <<<"$pair"
   in_ns "$role" 5 ethtool -K "$dev" tso off gso off gro off >/dev/null 2>&1
   in_ns "$role" 5 ip link set "$dev" up
 done
-in_ns left 5 ip route add default via 10.94.1.1
-in_ns right 5 ip route add default via 10.94.2.1
+in_ns left 5 ip route add default via 10.$N.1.1
+in_ns right 5 ip route add default via 10.$N.2.1
 timeout 20 "$helper" up "$P-wan" wl wr wa wb || { echo "FAIL: wan-ns.sh up"; exit 1; }
 
 # wanem reads its commands from a FIFO we hold open on fd 3.
@@ -101,9 +88,8 @@ ip netns exec "$P-wan" timeout 110 "$bin" --dev-a wa --dev-b wb --a2b "$link" --
   --trace "$tmp/trace.txt" <"$tmp/ctl" >"$tmp/wanem.out" 2>"$tmp/wanem.err" &
 wanem_pid=$!
 exec 3>"$tmp/ctl"
-for _ in $(seq 50); do grep -q '^ready' "$tmp/wanem.out" && break; sleep 0.1; done
-grep -q '^ready' "$tmp/wanem.out" || { echo "FAIL: wanem did not start"; cat "$tmp/wanem.err"; exit 1; }
-echo "lab $P (10.94.x.y), wanem $bin: $(head -n1 "$tmp/wanem.err")"
+wait_for "$tmp/wanem.out" '^ready' 5 || { echo "FAIL: wanem did not start"; cat "$tmp/wanem.err"; exit 1; }
+echo "lab $P (10.$N.x.y), wanem $bin: $(head -n1 "$tmp/wanem.err")"
 
 # ctl LINE: one command, its one answer line on stdout.
 ctl() {
@@ -116,14 +102,14 @@ ctl() {
 stat() { py 'import json; print(json.loads(sys.argv[1])[sys.argv[2]][sys.argv[3]])' "$1" "$2" "$3"; }
 
 in_ns right 100 python3 "$tool" echo 7000 >"$tmp/echo.out" 2>&1 &
-for _ in $(seq 50); do grep -q ready "$tmp/echo.out" && break; sleep 0.1; done
+wait_for "$tmp/echo.out" ready 5
 
 # ------------------------------------------------------------------ 1 RTT
 # First without delay or rate: what the probes and the namespaces add alone.
 ctl "set both delay=0,rate=0" >/dev/null
-read -r base_ms _ < <(in_ns left 30 python3 "$tool" rtt 10.94.2.2 7000 10 0.02)
+read -r base_ms _ < <(in_ns left 30 python3 "$tool" rtt 10.$N.2.2 7000 10 0.02)
 ctl "set both $link" >/dev/null
-read -r min_ms median_ms got < <(in_ns left 30 python3 "$tool" rtt 10.94.2.2 7000 20 0.05)
+read -r min_ms median_ms got < <(in_ns left 30 python3 "$tool" rtt 10.$N.2.2 7000 20 0.05)
 ok=$(py 'print(0 if sys.argv[1] != "nan" and abs(float(sys.argv[1]) - 40) <= 1 else 1)' "$min_ms")
 check "$ok" "1 RTT" "min ${min_ms} ms, median ${median_ms} ms of $got/20 round trips; configured 2 x 20 ms = 40 ms (+- 1 ms); without delay and rate: min ${base_ms} ms"
 
@@ -132,7 +118,7 @@ ctl reset >/dev/null
 in_ns right 30 python3 "$tool" sink 9001 15 1.0 >"$tmp/sink1.out" 2>&1 &
 sink_pid=$!
 sleep 0.3
-offered=$(in_ns left 20 python3 "$tool" blast 10.94.2.2 9001 1372 12e6 4)
+offered=$(in_ns left 20 python3 "$tool" blast 10.$N.2.2 9001 1372 12e6 4)
 wait "$sink_pid"
 read -r packets ip_bytes _ span_s < <(tail -n1 "$tmp/sink1.out")
 s=$(ctl stats)
@@ -152,7 +138,7 @@ ctl reset >/dev/null
 in_ns right 30 python3 "$tool" sink 9002 10 2.0 >"$tmp/sink2.out" 2>&1 &
 sink_pid=$!
 sleep 0.3
-in_ns left 10 python3 "$tool" burst 10.94.2.2 9002 1000 50 >/dev/null
+in_ns left 10 python3 "$tool" burst 10.$N.2.2 9002 1000 50 >/dev/null
 wait "$sink_pid"
 read -r packets _ < <(tail -n1 "$tmp/sink2.out")
 s=$(ctl stats)
@@ -164,12 +150,12 @@ check $? "3 queue" "$packets of a burst of 50 arrived (want 11: queue=10p waitin
 # ------------------------------------------------------------------ 4 control
 ctl "set both rate=10M,queue=100p" >/dev/null
 answer=$(ctl "set a2b loss=1")
-read -r _ _ down_got < <(in_ns left 10 python3 "$tool" rtt 10.94.2.2 7000 3 0.05)
+read -r _ _ down_got < <(in_ns left 10 python3 "$tool" rtt 10.$N.2.2 7000 3 0.05)
 ctl "set a2b loss=0" >/dev/null
 bad=$(ctl "set a2b colour=red")
 exec 3>&-  # stdin EOF: wanem must keep running
 sleep 0.3
-read -r _ _ up_got < <(in_ns left 10 python3 "$tool" rtt 10.94.2.2 7000 3 0.05)
+read -r _ _ up_got < <(in_ns left 10 python3 "$tool" rtt 10.$N.2.2 7000 3 0.05)
 kill -TERM "$wanem_pid"
 wait "$wanem_pid"
 rc=$?
