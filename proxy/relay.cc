@@ -128,10 +128,13 @@ void Relay::pump_socket_to_stream() {
     const ssize_t n = ::recv(socket_.native_handle(), scratch.data(), want, MSG_DONTWAIT);
     if (n > 0) {
       const auto bytes = scratch.first(static_cast<std::size_t>(n));
+      // The response's class first: the write makes the stream a sender, and
+      // a sender that joins the ensemble takes its share by its class's
+      // tickets (an image joining as `bulk` got 1 ticket instead of 3).
+      if (sniffing_response) owner_.on_response_bytes(*this, bytes);
       c->stream_write(id_, bytes, owner_.now());
       counters_.bytes_to_server += side_ == Side::branch ? bytes.size() : 0;
       counters_.bytes_to_client += side_ == Side::hub ? bytes.size() : 0;
-      if (sniffing_response) owner_.on_response_bytes(*this, bytes);
       moved += bytes.size();
       continue;
     }
