@@ -11,13 +11,7 @@ using namespace egw::sim;
 std::vector<BulkLossRun> run_bulk_loss(const BulkLossParams& p) {
   std::vector<BulkLossRun> out;
   for (const auto random_loss : {congestion::RandomLoss::congestion, congestion::RandomLoss::veno}) {
-    PathConfig path;
-    path.bottleneck_bits_per_second = p.bottleneck_bits_per_second;
-    path.one_way_delay = p.one_way_delay;
-    path.queue_limit_packets = p.queue_limit_packets;
-    path.packet_bytes = p.packet_bytes;
-    path.max_pairs = 1;
-    Scenario s(path);
+    Scenario s(p.path.path_config());
     PairConfig pair_config;
     pair_config.law = p.law;
     pair_config.customize = [&p, random_loss](tunnel::ConnectionConfig& c) {
@@ -45,8 +39,8 @@ std::string report_bulk_loss(const BulkLossParams& p, const std::vector<BulkLoss
   char line[256];
   std::snprintf(line, sizeof line,
                 "A lone %llu B download, %llu bit/s, one-way %lld us, queue %zu pkts, %s, stream window %llu B\n",
-                static_cast<unsigned long long>(p.bytes), static_cast<unsigned long long>(p.bottleneck_bits_per_second),
-                static_cast<long long>(p.one_way_delay.count()), p.queue_limit_packets,
+                static_cast<unsigned long long>(p.bytes), static_cast<unsigned long long>(p.path.bottleneck_bits_per_second),
+                static_cast<long long>(p.path.one_way_delay.count()), p.path.queue_limit_packets,
                 p.law == congestion::WindowLawKind::cubic ? "CUBIC" : "NewReno",
                 static_cast<unsigned long long>(p.stream_window_bytes));
   out += line;

@@ -12,14 +12,12 @@
 
 #include "common/units.h"
 #include "congestion/ensemble_config.h"
+#include "tests/scenarios/dumbbell.h"
 
 namespace egw::scenarios {
 
 struct BulkLossParams {
-  std::uint64_t bottleneck_bits_per_second = 10'000'000;
-  Duration one_way_delay = ms(50);
-  std::size_t queue_limit_packets = 83;
-  ByteCount packet_bytes = 1472;
+  DumbbellParams path{.queue_limit_packets = 83, .packet_bytes = 1472};
   ByteCount bytes = 8'000'000;
   congestion::WindowLawKind law = congestion::WindowLawKind::newreno;
   // The gateway's default (limits.stream_buffer_bytes): about 1.5 BDP here,
