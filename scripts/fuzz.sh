@@ -57,9 +57,9 @@ options_of() {
 figures() {
   local target=$1 log=$2 before=$3 after=$4
   local last execs rate
-  last=$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1)
-  execs=$(grep -oE 'stat::number_of_executed_units: +[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
-  rate=$(grep -oE 'stat::average_exec_per_sec: +[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
+  last=$(grep -aE '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1)
+  execs=$(grep -aoE 'stat::number_of_executed_units: +[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
+  rate=$(grep -aoE 'stat::average_exec_per_sec: +[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
   printf '%s %s %ss execs=%s exec/s=%s cov=%s ft=%s corpus=%s->%s\n' "$(date -u +%FT%TZ)" "$target" "$seconds" \
     "$execs" "$rate" "$(grep -oE 'cov: [0-9]+' <<<"$last" | grep -oE '[0-9]+' || echo "?")" \
     "$(grep -oE 'ft: [0-9]+' <<<"$last" | grep -oE '[0-9]+' || echo "?")" "$before" "$after" |
@@ -70,7 +70,8 @@ for target in "${targets[@]}"; do
   seeds=$(seeds_of "$target")
   read -r -a extra <<<"$(options_of "$target")"
   binary="$dir/tests/fuzz/$target"
-  log="$dir/$target.log"
+  # A campaign logs apart, so a CI run beside it does not truncate its log.
+  log="$dir/$target$([[ $long -eq 1 ]] && echo .long).log"
   before=$(find "$seeds" -type f | wc -l)
   scratch=$(mktemp -d)
   echo "== $target for ${seconds}s$([[ $long -eq 1 ]] && echo ", merging into $seeds")"
@@ -84,7 +85,7 @@ for target in "${targets[@]}"; do
     "$binary" -max_total_time="$seconds" -print_final_stats=1 "${extra[@]}" \
       -artifact_prefix="$dir/$target-" "$scratch" >"$log" 2>&1 || status=$?
   fi
-  grep -E "^(Done|==[0-9]+==|SUMMARY)" "$log" || true
+  grep -aE "^(Done|==[0-9]+==|SUMMARY)" "$log" || true
   if [[ $status -eq 0 && $long -eq 1 ]]; then
     "$binary" -merge=1 "${extra[@]}" "$seeds" "$scratch" >"$dir/$target.merge.log" 2>&1 || status=$?
     grep -E "MERGE-OUTER: [0-9]+ new files" "$dir/$target.merge.log" || true
