@@ -71,7 +71,8 @@ for target in "${targets[@]}"; do
   read -r -a extra <<<"$(options_of "$target")"
   binary="$dir/tests/fuzz/$target"
   # A campaign logs apart, so a CI run beside it does not truncate its log.
-  log="$dir/$target$([[ $long -eq 1 ]] && echo .long).log"
+  log="$dir/$target.log"
+  [[ $long -eq 1 ]] && log="$dir/$target.long.log"
   before=$(find "$seeds" -type f | wc -l)
   scratch=$(mktemp -d)
   echo "== $target for ${seconds}s$([[ $long -eq 1 ]] && echo ", merging into $seeds")"
