@@ -364,7 +364,8 @@ bool Ensemble::Impl::looks_random(const Domain& d, ByteCount prior_flight) const
   // held by flow control or the application sends in bursts, and the loss
   // at a burst's tail is often detected by acks of the next burst, which
   // found the queue drained (recent_max_rtt.h).
-  const Duration rtt = std::max({d.rtt.srtt(), d.rtt.latest_rtt(), d.recent_max_rtt.get()});
+  // (It holds the latest sample too; srtt covers a state seeded from the cache.)
+  const Duration rtt = std::max(d.rtt.srtt(), d.recent_max_rtt.get());
   const Duration base = d.rtt.min_rtt();
   if (rtt <= Duration{0} || base <= Duration{0}) return false;
   // Veno's N = (Expected - Actual) * BaseRTT = window * (RTT - BaseRTT) / RTT,

@@ -16,7 +16,6 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -327,7 +326,6 @@ MetricsExporter::MetricsExporter(const std::string& listen) : collector_(std::ma
   const auto ports = exposer_->GetListeningPorts();
   bound_ = *address;
   if (!ports.empty()) bound_.port = ports.front();
-  listen_address_ = bound_.host + ":" + std::to_string(bound_.port);
 }
 
 MetricsExporter::~MetricsExporter() {

@@ -43,7 +43,7 @@ class MetricsExporter {
   void publish(GatewaySnapshot snapshot);
 
   // The bound "address:port" (port 0 resolved to the chosen port).
-  std::string listen_address() const { return listen_address_; }
+  std::string listen_address() const { return bound_.host + ":" + std::to_string(bound_.port); }
 
  private:
   class Collector;
@@ -52,7 +52,6 @@ class MetricsExporter {
   // After collector_: stopped (its threads joined) before the collector goes.
   std::unique_ptr<prometheus::Exposer> exposer_;
   MetricsListenAddress bound_;  // port 0 resolved
-  std::string listen_address_;
 };
 
 // The exporter's metric families as Prometheus text (tests, `status --metrics`).
