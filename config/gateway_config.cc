@@ -187,7 +187,7 @@ class Loader {
     if (!n) return;
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
-                        "slow_start", "recovery", "random_loss"});
+                        "slow_start", "recovery", "random_loss", "tail_probes"});
     const std::string key = r_.string_or(n, "key", s + ".key", "peer");
     if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
     const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
@@ -219,6 +219,7 @@ class Loader {
     if (random_loss == "veno") e.random_loss = congestion::RandomLoss::veno;
     else if (random_loss == "congestion") e.random_loss = congestion::RandomLoss::congestion;
     else r_.fail(n["random_loss"], s + ".random_loss", "expected veno or congestion");
+    e.tail_probes = static_cast<std::uint32_t>(r_.integer_or(n, "tail_probes", s + ".tail_probes", 2, 0, 8));
   }
 
   congestion::SchedulerConfig scheduler(const YAML::Node& n) {

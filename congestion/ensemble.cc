@@ -131,7 +131,9 @@ struct Domain {
   std::optional<Prr> prr;                      // Recovery::prr, while in recovery
   std::optional<CarefulResume> resume;         // from the cache or after idle
   std::optional<SpuriousLossUndo> undo;        // the latest loss round, while undoable
-  std::optional<Instant> rto_armed_at;
+  std::optional<Instant> rto_armed_at;  // the PTO's and the RTO's start
+  std::uint32_t probes_unanswered = 0;  // tail loss probes since the last ack of new data
+  bool probe_pending = false;           // one packet may go beyond the window
   Instant idle_since;    // when the last outstanding packet left
   bool retired = false;  // `none`: its member was removed
 };
@@ -233,6 +235,17 @@ struct Ensemble::Impl {
   void remember_lost(Domain& d, const std::vector<SentPacket>& lost, std::size_t first);
   void undo_if_spurious(Domain& d, std::span<const AckedRange> ranges);
   void fire_rto(Domain& d, Instant now, TimeoutOutcome& out);
+  void fire_probe(Domain& d, Instant now, TimeoutOutcome& out);
+  // Does the domain's timer send a tail probe (else it is the RTO)? Not
+  // while a careful resume is unvalidated: silence then says the jump was
+  // dropped (its packets are marked LE), and the RTO's fallback is the
+  // answer (TCP fast start 3.4.4; the careful-resume draft's safe retreat).
+  bool probe_next(const Domain& d) const {
+    return d.probes_unanswered < config.tail_probes && !d.resume_unvalidated();
+  }
+  // How long after rto_armed_at the timer fires: a PTO while tail probes
+  // are left, then the RTO.
+  Duration timer_interval(const Domain& d) const;
   void update_timer(Domain& d, Instant now, bool new_data_acked);
   void drop_retired_domains();
   const Domain& reference_domain() const;
@@ -276,6 +289,7 @@ struct Ensemble::Impl {
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
   std::uint64_t rto_count = 0;
+  std::uint64_t tail_probes = 0;
   std::uint64_t random_loss_rounds = 0;  // of loss_rounds, Veno's lighter cuts
   std::uint64_t spurious_rounds = 0;  // decreases undone
   // `n_flows`: each member's own RFC 6582 "recover" point.
@@ -298,6 +312,7 @@ Ensemble::Impl::Impl(const EnsembleConfig& c, Instant now, std::optional<PathSta
   for (auto* v : {&ack_out.acked, &ack_out.lost, &timeout_out.lost, &acked_scratch.acked}) {
     v->reserve(1024);
   }
+  timeout_out.probes.reserve(64);
 
   if (!resume_from || !config.resume.enabled || resume_from->srtt <= Duration{0}) return;
   resumed_from = *resume_from;
@@ -411,8 +426,8 @@ Ensemble::Impl::Gate Ensemble::Impl::gate(const Domain& d, const JoinState* join
   // the window says.
   const bool allowance = join && !join->clocked() && join->allowance_bytes > 0;
   const bool window = d.prr ? d.prr->may_send() : flight + config.max_datagram_bytes <= limit;
-  g.window_open = allowance || window || d.recovery_send_pending;
-  if (!g.window_open) return g;
+  g.window_open = allowance || window || d.recovery_send_pending || d.probe_pending;
+  if (!g.window_open || d.probe_pending) return g;  // a probe is not held either
 
   auto hold = [&](Instant release) {
     if (release > now) g.paced_until = g.paced_until ? std::max(*g.paced_until, release) : release;
@@ -499,6 +514,8 @@ void Ensemble::Impl::update_timer(Domain& d, Instant now, bool new_data_acked) {
   if (d.sent.empty()) {
     if (d.rto_armed_at) d.idle_since = now;
     d.rto_armed_at.reset();
+    d.probes_unanswered = 0;
+    d.probe_pending = false;
     return;
   }
   // RFC 6298 5.3: restart on an ack of new data, from any member.
@@ -626,6 +643,8 @@ void Ensemble::Impl::process_ack(Domain& d, std::span<const AckedRange> ranges,
     d.recent_max_rtt.on_sample(now, *result.rtt_sample, d.rtt.srtt());
   }
   d.rtt.reset_backoff();
+  d.probes_unanswered = 0;
+  d.probe_pending = false;  // acks flow again: the window decides
   const std::size_t first_lost = out.lost.size();
   d.sent.detect_lost(now, std::max(d.rtt.srtt(), d.rtt.latest_rtt()), out.lost);
   // RFC 9002 A.7: losses first, so an ack that reveals a loss starts the loss
@@ -726,6 +745,27 @@ void Ensemble::Impl::fire_rto(Domain& d, Instant now, TimeoutOutcome& out) {
   if (coupled()) joins.clear();
   update_timer(d, now, false);
   out.rto_fired = true;
+}
+
+void Ensemble::Impl::fire_probe(Domain& d, Instant now, TimeoutOutcome& out) {
+  // RFC 9002 6.2.4: a probe, nothing declared lost, the window untouched;
+  // the next PTO is twice as long (6.2.1) and starts now.
+  ++d.probes_unanswered;
+  ++tail_probes;
+  d.probe_pending = true;
+  d.rto_armed_at = now;
+  out.probes.push_back(d.sent.newest());
+}
+
+Duration Ensemble::Impl::timer_interval(const Domain& d) const {
+  const Duration rto = d.rtt.rto();
+  if (!probe_next(d)) return rto;
+  // Never later than the RTO would have fired (Linux TLP): the probe changes
+  // the response to a silent tail, not when it comes. PTO and RTO differ by
+  // max_ack_delay and the RTO's floor, so on most paths they coincide.
+  const Duration pto =
+      d.rtt.srtt() + std::max<Duration>(4 * d.rtt.rttvar(), ms(1)) + config.max_ack_delay;
+  return std::min(pto, rto) * (std::int64_t{1} << d.probes_unanswered);
 }
 
 void Ensemble::Impl::drop_retired_domains() {
@@ -942,6 +982,7 @@ bool Ensemble::on_packet_sent(const SentPacket& packet) {
   const bool extra = d.resume && d.resume->is_extra(d.sent.bytes_in_flight(), packet.bytes);
   d.sent.on_sent(packet);
   d.recovery_send_pending = false;
+  d.probe_pending = false;
   if (d.prr) d.prr->on_sent(packet.bytes);
   if (d.hystart) d.hystart->on_packet_sent(packet.number);
   if (extra) d.pacer.on_sent(now, m.resume_interval(d));
@@ -1003,7 +1044,7 @@ std::optional<Instant> Ensemble::next_timeout() const {
     if (d.sent.empty()) return;
     auto take = [&](Instant t) { earliest = earliest ? std::min(*earliest, t) : t; };
     if (auto t = d.sent.loss_time()) take(*t);
-    if (d.rto_armed_at) take(*d.rto_armed_at + d.rtt.rto());
+    if (d.rto_armed_at) take(*d.rto_armed_at + m.timer_interval(d));
   };
   consider(*m.shared);
   for (const auto& [id, d] : m.member_domains) consider(*d);
@@ -1015,6 +1056,7 @@ const TimeoutOutcome& Ensemble::on_timeout(Instant now) {
   TimeoutOutcome& out = m.timeout_out;
   out.lost.clear();
   out.rto_fired = false;
+  out.probes.clear();
   m.for_each_domain([&](Domain& d) {
     if (d.sent.empty()) return;
     if (auto t = d.sent.loss_time(); t && *t <= now) {
@@ -1025,8 +1067,12 @@ const TimeoutOutcome& Ensemble::on_timeout(Instant now) {
       m.on_lost(d, out.lost, first, now, prior_flight);
       m.end_prr_if_recovered(d, /*largest_acked_in_event=*/0);  // no ack in a timeout
       m.update_timer(d, now, false);
-    } else if (d.rto_armed_at && *d.rto_armed_at + d.rtt.rto() <= now) {
-      m.fire_rto(d, now, out);
+    } else if (d.rto_armed_at && *d.rto_armed_at + m.timer_interval(d) <= now) {
+      if (m.probe_next(d)) {
+        m.fire_probe(d, now, out);
+      } else {
+        m.fire_rto(d, now, out);
+      }
     }
   });
   std::sort(out.lost.begin(), out.lost.end(),
@@ -1099,6 +1145,7 @@ EnsembleStats Ensemble::stats() const {
   s.packets_lost = m.packets_lost;
   s.loss_rounds = m.loss_rounds;
   s.rto_count = m.rto_count;
+  s.tail_probes = m.tail_probes;
   s.spurious_rounds = m.spurious_rounds;
   s.random_loss_rounds = m.random_loss_rounds;
   s.members = m.members.size();

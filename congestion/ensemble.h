@@ -12,7 +12,8 @@
 //    (`n_flows`: one 1/(2n) decrease per member that lost in its own round,
 //    as each of n flows would halve its share, EFCM 2.4.2); an RTO
 //    only when the whole ensemble heard nothing, so one stream's tail loss
-//    never sends the ensemble back to slow start while others are acked;
+//    never sends the ensemble back to slow start while others are acked,
+//    and only after tail loss probes (RFC 9002 6.2) went unanswered;
 //  - optionally HyStart++ (RFC 9406) to leave the initial slow start when
 //    the RTT grows, one packet at once on entering recovery (RFC 9002
 //    7.3.2), and Proportional Rate Reduction during recovery (RFC 6937);
@@ -54,6 +55,11 @@ struct AckOutcome {
 struct TimeoutOutcome {
   std::vector<SentPacket> lost;  // declared lost by the time threshold or RTO
   bool rto_fired = false;        // the tunnel should send a probe if nothing is lost
+  // Tail loss probes due (EnsembleConfig::tail_probes): per domain whose PTO
+  // fired, its newest outstanding packet. One packet of that member may now
+  // go whatever the window says: its new data or a retransmission if it has
+  // any, else this packet's data again (a PING if there is none to resend).
+  std::vector<SentPacket> probes;
 };
 
 struct EnsembleStats {
@@ -67,6 +73,7 @@ struct EnsembleStats {
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;  // multiplicative decreases
   std::uint64_t rto_count = 0;
+  std::uint64_t tail_probes = 0;  // PTOs that sent a probe instead of an RTO
   std::uint64_t spurious_rounds = 0;  // decreases undone: every loss was reordering
   std::uint64_t random_loss_rounds = 0;  // of loss_rounds: lighter cuts (`random_loss: veno`)
   std::size_t members = 0;
@@ -121,7 +128,7 @@ class Ensemble {
   // outcome lives in buffers the ensemble reuses: valid until the next
   // on_ack or on_timeout (no allocation per ack in steady state).
   const AckOutcome& on_ack(std::span<const AckedRange> ranges, Duration ack_delay, Instant now);
-  // Earliest of the loss-time and RTO deadlines; nullopt when nothing is outstanding.
+  // Earliest of the loss-time and PTO/RTO deadlines; nullopt when nothing is outstanding.
   std::optional<Instant> next_timeout() const;
   const TimeoutOutcome& on_timeout(Instant now);
   // When a backlogged member is held only by pacing (or a join's release

@@ -82,6 +82,16 @@ struct EnsembleConfig {
   Duration initial_rtt = ms(333);  // RFC 9002 6.2.2, before any sample
   Duration min_rto = ms(200);      // Linux's floor; RFC 6298 says 1 s
   Duration max_rto = ms(60'000);
+  // Tail loss probes (RFC 9002 6.2, Linux TLP): when no ack came for a PTO,
+  // srtt + max(4 rttvar, 1 ms) + max_ack_delay (doubling per probe), one
+  // packet goes beyond the window (new data, else the newest unacknowledged
+  // data again) and nothing is declared lost. Its ACK lets the ordinary
+  // thresholds find a tail loss: one window reduction instead of an RTO's
+  // collapse to one packet and resending everything in flight. The RTO
+  // (RFC 6298) fires only after this many probes went unanswered; 0 is
+  // RFC 6298 alone, the papers' TCP.
+  std::uint32_t tail_probes = 2;
+  Duration max_ack_delay = ms(25);  // the peer's (the tunnel sets it)
   std::uint32_t packet_threshold = 3;  // RFC 9002 kPacketThreshold
   double time_threshold = 9.0 / 8.0;   // RFC 9002 kTimeThreshold
   SchedulerConfig scheduler;

@@ -130,4 +130,10 @@ std::optional<PacketNumber> SentPackets::smallest_outstanding() const {
   return packets_.front().packet.number;  // the front is never a tombstone
 }
 
+const SentPacket& SentPackets::newest() const {
+  std::size_t i = packets_.size() - 1;
+  while (packets_[i].removed) --i;  // stops at the front at the latest: never a tombstone
+  return packets_[i].packet;
+}
+
 }  // namespace egw::congestion

@@ -71,6 +71,9 @@ class SentPackets {
   bool empty() const { return outstanding_ == 0; }
   // Smallest outstanding packet number, if any.
   std::optional<PacketNumber> smallest_outstanding() const;
+  // The newest outstanding packet (a tail loss probe resends its data); the
+  // list must not be empty.
+  const SentPacket& newest() const;
   // Is `number` sent and neither acknowledged nor lost?
   bool outstanding(PacketNumber number) const;
   std::optional<PacketNumber> largest_acked() const { return largest_acked_; }

@@ -594,6 +594,8 @@ GatewaySnapshot Gateway::snapshot() const {
     e.packets_lost = totals.packets_lost;
     e.loss_rounds = totals.loss_rounds;
     e.random_loss_rounds = totals.random_loss_rounds;
+    e.tail_probes = totals.tail_probes;
+    e.rtos = totals.rtos;
     e.stream_bytes_retransmitted = totals.stream_bytes_retransmitted;
     e.ensembles_started = totals.ensembles_started;
     e.ensembles_resumed = totals.ensembles_resumed;

@@ -16,6 +16,7 @@ namespace {
 congestion::EnsembleConfig ensemble_config(const ConnectionConfig& config) {
   congestion::EnsembleConfig c = config.ensemble;
   c.max_datagram_bytes = config.max_datagram_bytes;
+  c.max_ack_delay = ms(config.peer.max_ack_delay_ms);  // the PTO allows for the peer's delay
   return c;
 }
 
@@ -657,6 +658,8 @@ void Connection::Impl::maybe_retire_ensemble(Instant now) {
   retired_packets_lost += es.packets_lost;
   retired_loss_rounds += es.loss_rounds;
   retired_random_loss_rounds += es.random_loss_rounds;
+  retired_tail_probes += es.tail_probes;
+  retired_rtos += es.rto_count;
   ensemble.reset();
   history.reset(next_packet_number);  // only packets the retired ensemble no longer tracks
   pacing_release.reset();
@@ -833,6 +836,8 @@ ConnectionStats Connection::stats() const {
   s.loss_rounds = impl_->retired_loss_rounds + (impl_->ensemble ? s.ensemble.loss_rounds : 0);
   s.random_loss_rounds =
       impl_->retired_random_loss_rounds + (impl_->ensemble ? s.ensemble.random_loss_rounds : 0);
+  s.tail_probes = impl_->retired_tail_probes + (impl_->ensemble ? s.ensemble.tail_probes : 0);
+  s.rtos = impl_->retired_rtos + (impl_->ensemble ? s.ensemble.rto_count : 0);
   return s;
 }
 

@@ -189,6 +189,8 @@ struct ConnectionStats {
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
   std::uint64_t random_loss_rounds = 0;  // of loss_rounds: taken as random (`random_loss: veno`)
+  std::uint64_t tail_probes = 0;  // PTOs answered by a probe (EnsembleConfig::tail_probes)
+  std::uint64_t rtos = 0;         // retransmission timeouts: the window back to one packet
   // The live ensemble's stats, or the last one's when none is live.
   congestion::EnsembleStats ensemble;
 };

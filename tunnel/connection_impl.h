@@ -201,6 +201,7 @@ struct Connection::Impl {
   std::size_t seal(std::span<std::byte> buffer, std::size_t frames_bytes);
   void on_packet_acked(PacketNumber number);
   void on_packet_lost(PacketNumber number, Instant now);
+  void arm_tail_probe(const congestion::SentPacket& newest, Instant now);
   void on_late_ack(PacketNumber smallest, PacketNumber largest);
   // Drops settled history entries, and lost ones past their lifetime.
   void trim_history(Instant now);
@@ -223,6 +224,8 @@ struct Connection::Impl {
   std::uint64_t retired_packets_lost = 0;
   std::uint64_t retired_loss_rounds = 0;
   std::uint64_t retired_random_loss_rounds = 0;
+  std::uint64_t retired_tail_probes = 0;
+  std::uint64_t retired_rtos = 0;
   SentHistory history;
   PacketNumber next_packet_number = 0;
   // Optimistic-ACK defence: numbers we skipped on purpose.

@@ -477,6 +477,28 @@ std::optional<Instant> Connection::Impl::next_timeout() const {
   return earliest;
 }
 
+// A tail loss probe carries its member's data: a retransmission or new data
+// if it has some, else the newest packet's data again, which repairs a
+// single tail loss in one round trip (Linux TLP). The packet stays in
+// flight; whichever copy is acknowledged first settles the bytes. Without
+// stream data to carry (a control packet, a stream reset since), a PING
+// elicits the ACK that lets the thresholds judge what is outstanding.
+void Connection::Impl::arm_tail_probe(const congestion::SentPacket& newest, Instant now) {
+  Stream* s = newest.member == kControlMember ? nullptr : find(newest.member);
+  if (s && (s->send.has_retransmission() || s->send.has_new_data(send_credit.available()))) return;
+  const SentEntry* e = s ? history.find(newest.number) : nullptr;
+  if (!e || e->state != SentState::in_flight || e->chunk_count == 0) {
+    if (!control_pending()) ping_pending = true;
+    return;
+  }
+  for (std::uint32_t i = 0; i < e->chunk_count; ++i) {
+    const SentChunk& c = history.chunk(*e, i);
+    s->send.on_lost(c.offset, c.length, c.fin);
+  }
+  if (s->send.has_retransmission()) retransmit_streams.insert(s->id);
+  update_backlog(*s, now);
+}
+
 void Connection::Impl::on_timeout(Instant now) {
   if (closed) return;
   if (now >= *idle_deadline()) {
@@ -488,6 +510,7 @@ void Connection::Impl::on_timeout(Instant now) {
     if (auto t = ensemble->next_timeout(); t && *t <= now) {
       const congestion::TimeoutOutcome& outcome = ensemble->on_timeout(now);
       for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number, now);
+      for (const congestion::SentPacket& p : outcome.probes) arm_tail_probe(p, now);
       // RFC 9002 6.2.4: a probe must go out even when nothing is left to resend.
       if (outcome.rto_fired && retransmit_streams.empty() && !control_pending()) {
         ping_pending = true;

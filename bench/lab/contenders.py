@@ -44,6 +44,7 @@ EGW_VARIANTS = {
     "egw-modern": "ensemble:\n  slow_start: hystart\n  recovery: prr\n",
     "egw-joinnow": "ensemble:\n  join: immediate\n",
     "egw-halve": "ensemble:\n  random_loss: congestion\n",
+    "egw-notlp": "ensemble:\n  tail_probes: 0\n",
     "egw-nflows-halve": "ensemble:\n  coupling: n_flows\n  random_loss: congestion\n",
 }
 LABELS = {
@@ -54,7 +55,9 @@ LABELS = {
     "egw-preempt": "ensemble-gw, HTML-preempt", "egw-nocache": "ensemble-gw, no temporal cache",
     "egw-hystart": "ensemble-gw, HyStart++", "egw-prr": "ensemble-gw, PRR",
     "egw-modern": "ensemble-gw, HyStart++ and PRR", "egw-joinnow": "ensemble-gw, join: immediate",
-    "egw-halve": "ensemble-gw, every loss congestive", "egw-nflows-halve": "ensemble-gw, n_flows, every loss congestive",
+    "egw-halve": "ensemble-gw, every loss congestive",
+    "egw-nflows-halve": "ensemble-gw, n_flows, every loss congestive",
+    "egw-notlp": "ensemble-gw, no tail probe",
 }
 
 

@@ -20,11 +20,23 @@ constexpr MemberId A = 1;
 
 PathState cached() { return testing::cached_path(); }
 
-TimeoutOutcome fire_rto(Harness& h) {
-  const auto deadline = h.ensemble.next_timeout();
-  EXPECT_TRUE(deadline);
-  h.now = *deadline;
-  return h.ensemble.on_timeout(h.now);
+// Nothing answers: `probes_expected` tail probes go first (declaring nothing lost),
+// then the RTO fires.
+TimeoutOutcome fire_rto(Harness& h, std::uint32_t probes_expected) {
+  for (std::uint32_t probes = 0;; ++probes) {
+    const auto deadline = h.ensemble.next_timeout();
+    EXPECT_TRUE(deadline);
+    if (!deadline) return {};
+    h.now = *deadline;
+    TimeoutOutcome out = h.ensemble.on_timeout(h.now);
+    if (out.rto_fired || probes == probes_expected) {
+      EXPECT_EQ(probes, probes_expected);
+      EXPECT_TRUE(out.rto_fired);
+      return out;
+    }
+    EXPECT_TRUE(out.lost.empty());
+    EXPECT_EQ(out.probes.size(), 1u);
+  }
 }
 
 TEST(EnsembleResumeRto, TimeoutOfTheUnvalidatedWindowFallsBackWithoutPenalty) {
@@ -32,8 +44,9 @@ TEST(EnsembleResumeRto, TimeoutOfTheUnvalidatedWindowFallsBackWithoutPenalty) {
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   pass_reconnaissance(h, A);
   ASSERT_EQ(h.fill_paced(A), 40);  // 96000 / 2 / 1200: 20 clocked, 20 extra
-  // Nothing comes back (every low-priority packet dropped, or a stale srtt).
-  const auto out = fire_rto(h);
+  // Nothing comes back (every low-priority packet dropped, or a stale srtt):
+  // no tail probe while unvalidated, the RTO's fallback at once.
+  const auto out = fire_rto(h, 0);
   EXPECT_TRUE(out.rto_fired);
   EXPECT_EQ(out.lost.size(), 40u);
   const auto st = h.stats();
@@ -58,7 +71,7 @@ TEST(EnsembleResumeRto, TimeoutAfterValidationIsAnOrdinaryRto) {
   h.ack_range(11, 50);  // validated: cwnd 48000, ssthresh 60000
   ASSERT_EQ(h.cwnd(), 48000u);
   ASSERT_EQ(h.fill(A), 40);
-  const auto out = fire_rto(h);
+  const auto out = fire_rto(h, test_config().tail_probes);
   EXPECT_TRUE(out.rto_fired);
   // RFC 5681 3.1: ssthresh = max(FlightSize / 2, 2 MSS) = 48000 / 2, cwnd = 1 MSS.
   EXPECT_EQ(h.stats().ssthresh_bytes, 24000u);

@@ -101,6 +101,7 @@ TEST(Ensemble, NoRtoWhileAnotherMemberIsAcked) {
   auto config = test_config();
   config.packet_threshold = 1000;
   config.time_threshold = 1000.0;
+  config.tail_probes = 0;  // the RTO alone (probes first: ensemble_tail_probe_test.cc)
   Harness h(config);
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   h.ensemble.add_member(B, ContentClass::bulk, h.now);
@@ -141,7 +142,9 @@ TEST(Ensemble, UncoupledMembersTimeOutAlone) {
 }
 
 TEST(Ensemble, RtoResponseAndBackoff) {
-  Harness h(test_config());
+  auto config = test_config();
+  config.tail_probes = 0;  // the RTO alone (probes first: ensemble_tail_probe_test.cc)
+  Harness h(config);
   h.ensemble.add_member(A, ContentClass::bulk, h.now);
   const Instant start = h.now;
   h.fill(A);  // 10 packets, no RTT sample yet

@@ -41,6 +41,8 @@ GatewaySnapshot snapshot() {
   e.packets_lost = 3;
   e.loss_rounds = 2;
   e.random_loss_rounds = 1;
+  e.tail_probes = 5;
+  e.rtos = 6;
   e.stream_bytes_retransmitted = 3600;
   e.handshakes = 4;
   e.ensembles_started = 2;
@@ -96,6 +98,8 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
            "egw_ensemble_packets_lost_total{peer=\"hub-1\",key=\"k1\"} 3",
            "egw_ensemble_loss_rounds_total{peer=\"hub-1\",key=\"k1\"} 2",
            "egw_ensemble_random_loss_rounds_total{peer=\"hub-1\",key=\"k1\"} 1",
+           "egw_ensemble_tail_probes_total{peer=\"hub-1\",key=\"k1\"} 5",
+           "egw_ensemble_timeouts_total{peer=\"hub-1\",key=\"k1\"} 6",
            "egw_ensemble_retransmitted_bytes_total{peer=\"hub-1\",key=\"k1\"} 3600",
            "egw_ensemble_handshakes_total{peer=\"hub-1\",key=\"k1\"} 4",
            "egw_ensemble_started_total{peer=\"hub-1\",key=\"k1\"} 2",
@@ -138,7 +142,7 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 33u);  // egw_info + 12 gateway + 3 by reason + 14 ensemble + 3 stream families
+  EXPECT_EQ(type.size(), 35u);  // egw_info + 12 gateway + 3 by reason + 16 ensemble + 3 stream families
 }
 
 TEST(RenderPrometheus, EscapesLabelValues) {

@@ -40,6 +40,7 @@ RunTotals run_once(const TcpSessionParams& p, bool era, std::size_t pairs, Coupl
       c.ensemble.min_rto = p.min_rto;
       c.ensemble.initial_rtt = p.initial_rtt;
       if (p.time_threshold > 0.0) c.ensemble.time_threshold = p.time_threshold;
+      c.ensemble.tail_probes = 0;
     };
   }
 
@@ -159,8 +160,8 @@ std::string report_tcp_session(const TcpSessionResult& r) {
                 std::max<std::size_t>(p.runs, 1));
   out << line << "  " << r.describe << "\n";
   std::snprintf(line, sizeof line,
-                "  paper-era loss recovery: RTO %.0f s before any sample, floor %.0f ms, no time "
-                "threshold\n",
+                "  paper-era loss recovery: RTO %.0f s before any sample, floor %.0f ms, no tail "
+                "probe, no time threshold\n",
                 to_seconds(p.initial_rtt) * 3.0, to_seconds(p.min_rto) * 1e3);
   out << line;
   print_points(out, r.points);

@@ -41,7 +41,8 @@ struct TcpSessionParams {
   //    which is our default floor;
   //  - loss only from 3 later packets (duplicate or sibling acks, section
   //    6.1); no RFC 9002 time threshold, which 1998 NewReno did not have
-  //    (time_threshold <= 0 keeps our default 9/8).
+  //    (time_threshold <= 0 keeps our default 9/8);
+  //  - no tail loss probe (Linux's TLP came in 2013): the RTO alone.
   // `modern` below reruns everything with our product defaults, for the report.
   Duration min_rto = ms(200);
   Duration initial_rtt = ms(2'000);

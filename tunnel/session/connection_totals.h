@@ -23,6 +23,8 @@ struct ConnectionTotals {
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
   std::uint64_t random_loss_rounds = 0;  // of loss_rounds
+  std::uint64_t tail_probes = 0;
+  std::uint64_t rtos = 0;
   std::uint64_t ensembles_started = 0;
   std::uint64_t ensembles_resumed = 0;  // of those, started from the temporal cache
 
@@ -35,6 +37,8 @@ struct ConnectionTotals {
     packets_lost += s.packets_lost;
     loss_rounds += s.loss_rounds;
     random_loss_rounds += s.random_loss_rounds;
+    tail_probes += s.tail_probes;
+    rtos += s.rtos;
     ensembles_started += s.ensembles_started;
     ensembles_resumed += s.ensembles_resumed;
   }
