@@ -166,7 +166,8 @@ std::string report_tcp_session(const TcpSessionResult& r) {
   out << line;
   print_points(out, r.points);
   if (!r.modern_points.empty()) {
-    out << "  our defaults (RTO 1 s before any sample, floor 200 ms, RFC 9002 time threshold):\n";
+    out << "  our defaults (RTO 1 s before any sample, floor 200 ms, tail probes, RFC 9002 time "
+           "threshold):\n";
     print_points(out, r.modern_points);
   }
   out << "  paper: beyond 6 pairs, session performs 60-68 % better than indep (a factor of\n"
