@@ -763,9 +763,7 @@ Duration Ensemble::Impl::timer_interval(const Domain& d) const {
   // Never later than the RTO would have fired (Linux TLP): the probe changes
   // the response to a silent tail, not when it comes. PTO and RTO differ by
   // max_ack_delay and the RTO's floor, so on most paths they coincide.
-  const Duration pto =
-      d.rtt.srtt() + std::max<Duration>(4 * d.rtt.rttvar(), ms(1)) + config.max_ack_delay;
-  return std::min(pto, rto) * (std::int64_t{1} << d.probes_unanswered);
+  return std::min(d.rtt.pto(config.max_ack_delay), rto) * (std::int64_t{1} << d.probes_unanswered);
 }
 
 void Ensemble::Impl::drop_retired_domains() {

@@ -17,11 +17,19 @@
 // smoothing then continues from the seeded values.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "common/units.h"
 
 namespace egw::congestion {
+
+// RFC 9002 6.2.1: the probe timeout before any backoff, from an estimator's
+// (or an EnsembleStats') smoothed RTT and variation and the peer's max ACK delay.
+inline Duration probe_timeout(Duration srtt, Duration rttvar, Duration max_ack_delay,
+                              Duration granularity = ms(1)) {
+  return srtt + std::max(4 * rttvar, granularity) + max_ack_delay;
+}
 
 struct RttConfig {
   Duration initial_rtt = ms(333);
@@ -49,6 +57,10 @@ class RttEstimator {
 
   // The current RTO including backoff.
   Duration rto() const;
+  // The PTO without backoff (probe_timeout above).
+  Duration pto(Duration max_ack_delay) const {
+    return probe_timeout(srtt_, rttvar_, max_ack_delay, config_.granularity);
+  }
   // The RTO expired: double the next one (RFC 6298 5.5).
   void on_rto_expired();
   // New data was acknowledged: forget the backoff.

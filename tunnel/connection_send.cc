@@ -9,6 +9,7 @@
 // controlled nor reported to the ensemble (RFC 9002 section 3).
 #include <algorithm>
 
+#include "congestion/rtt_estimator.h"
 #include "tunnel/connection_impl.h"
 #include "tunnel/frame_codec.h"
 #include "tunnel/packet_header.h"
@@ -222,7 +223,7 @@ std::optional<Transmit> Connection::Impl::build_close(std::span<std::byte> buffe
 Duration Connection::Impl::probe_timeout() const {
   if (!ensemble) return ms(1000);
   const congestion::EnsembleStats es = ensemble->stats();
-  return es.srtt + std::max<Duration>(4 * es.rttvar, ms(1)) + ms(config.peer.max_ack_delay_ms);
+  return congestion::probe_timeout(es.srtt, es.rttvar, ms(config.peer.max_ack_delay_ms));
 }
 
 // When the next probe may go: nullopt when none is wanted.
@@ -438,10 +439,7 @@ void Connection::Impl::trim_history(Instant now) {
     return;
   }
   // A late ACK comes within a few PTOs of the loss or not at all.
-  const congestion::EnsembleStats es = ensemble->stats();
-  const Duration pto =
-      es.srtt + std::max<Duration>(4 * es.rttvar, ms(1)) + ms(config.peer.max_ack_delay_ms);
-  history.drop_front(now - 3 * pto, kMaxDeclaredLostRecords);
+  history.drop_front(now - 3 * probe_timeout(), kMaxDeclaredLostRecords);
 }
 
 // ------------------------------------------------------------ timers
