@@ -136,6 +136,15 @@ class Loader {
       if (p["allow"]) {
         if (!c.is_hub) r_.fail(p["allow"], where + ".allow", "only a hub connects to destinations");
         policy.allow = parse_allow_list(r_, p["allow"], where + ".allow");
+        // An empty list refuses every connection: an error, not a hub that
+        // starts healthy and resets everything. Named at the key's line (an
+        // empty value's own mark is the next line's).
+        if (policy.allow.empty()) {
+          YAML::Node at = p["allow"];
+          for (const auto& kv : p) if (kv.first.Scalar() == "allow") at = kv.first;
+          r_.fail(at, where + ".allow", "empty: this peer could reach nothing; list its destinations "
+                                        "(e.g. [\"10.2.0.0/16:80,443\"]) or remove the peer");
+        }
       } else if (c.is_hub) {
         r_.fail(p, where + ".allow", "missing: list the destinations this peer may reach (e.g. [\"10.2.0.0/16:80,443\"])");
       }

@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace egw::config {
@@ -21,6 +23,47 @@ std::string located(const std::string& path, const YAML::Node& node, const std::
   // key) is named at line 1 rather than a line 0 no editor shows.
   const int line = node.IsDefined() && node.Mark().line >= 0 ? node.Mark().line + 1 : 1;
   return path + ":" + std::to_string(line) + ": " + key + ": " + what;
+}
+
+namespace {
+
+// Walks every mapping once: an alias shares its anchor's node and mark, so
+// marks already seen are skipped (no exponential walk through alias fan-out,
+// no loop through a self-referencing anchor). Deeper than kMaxDepth nothing
+// is a config key any more.
+class DuplicateKeyScan {
+ public:
+  explicit DuplicateKeyScan(const Reader& r) : r_(r) {}
+
+  void walk(const YAML::Node& node, const std::string& where, int depth) {
+    if (depth > kMaxDepth || !node.IsDefined() || !(node.IsMap() || node.IsSequence())) return;
+    if (!seen_.insert(node.Mark().pos).second) return;
+    if (node.IsSequence()) {
+      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], where + "[" + std::to_string(i) + "]", depth + 1);
+      return;
+    }
+    std::map<std::string, int> first_line;
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) continue;
+      const std::string& key = kv.first.Scalar();
+      const std::string name = where.empty() ? key : where + "." + key;
+      const int line = kv.first.Mark().line + 1;
+      const auto [it, fresh] = first_line.emplace(key, line);
+      if (!fresh) r_.fail(kv.first, name, "duplicate key (first at line " + std::to_string(it->second) + ")");
+      walk(kv.second, name, depth + 1);
+    }
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+  const Reader& r_;
+  std::set<int> seen_;
+};
+
+}  // namespace
+
+void reject_duplicate_keys(const Reader& reader, const YAML::Node& root) {
+  DuplicateKeyScan(reader).walk(root, "", 0);
 }
 
 void Reader::fail(const YAML::Node& node, const std::string& key, const std::string& what) const {

@@ -50,15 +50,22 @@ class Reader {
 std::string located(const std::string& path, const YAML::Node& node, const std::string& key,
                     const std::string& what);
 
+// Throws ConfigError "PATH:LINE: KEY: duplicate key (first at line N)" for
+// the first mapping, anywhere under `root`, that repeats a key. yaml-cpp keeps
+// both entries and a lookup sees only the first, so an edit appended below an
+// old value would be silently ignored.
+void reject_duplicate_keys(const Reader& reader, const YAML::Node& root);
+
 // Parses `text` as the YAML file `path` (which names the file in errors;
 // key files the config names are still read from disk) and returns
-// parse(reader, root), or the error: a YAML syntax error (with its line) or a
-// ConfigError from `parse`.
+// parse(reader, root), or the error: a YAML syntax error (with its line), a
+// duplicate key or a ConfigError from `parse`.
 template <class T, class Parse>
 std::variant<T, std::string> parse_yaml(const std::string& path, const std::string& text, Parse parse) {
   try {
     const YAML::Node root = YAML::Load(text);
     Reader reader(path);
+    reject_duplicate_keys(reader, root);
     return parse(reader, root);
   } catch (const ConfigError& e) {
     return e.message;

@@ -3,7 +3,9 @@
 //   ensemble-gw run -c FILE       run until SIGTERM/SIGINT (drain) ; SIGHUP reloads FILE
 //   ensemble-gw check -c FILE     validate the config and exit (0 valid, 1 not)
 //   ensemble-gw rules -c FILE     print the nftables rules a branch would install
-//   ensemble-gw status [-c FILE | --socket PATH]   the live ensembles and streams
+//   ensemble-gw status [-c FILE | --socket PATH] [--json]   the live ensembles, rates and streams
+//   ensemble-gw --version         version and git commit
+// The man page (man/ensemble-gw.8) says the same at length; keep them together.
 #include <utility>  // before Boost 1.74 asio (see proxy/tunnel_socket.h)
 #include <boost/asio.hpp>
 
@@ -14,9 +16,11 @@
 #include <iostream>
 #include <optional>
 
+#include "common/build_info.h"
 #include "config/gateway_config.h"
 #include "proxy/gateway.h"
 #include "proxy/gateway_runtime.h"
+#include "proxy/status_socket.h"
 
 namespace {
 
@@ -39,11 +43,25 @@ int check(const std::string& path) {
   return 0;
 }
 
+int status(const std::string& socket_path, bool json) {
+  const auto reply = proxy::query_status(socket_path, std::chrono::milliseconds(3000),
+                                         json ? proxy::StatusFormat::json : proxy::StatusFormat::text);
+  if (reply.error) {
+    std::fprintf(stderr, "ensemble-gw status: %s\n", reply.error->c_str());
+    return 1;
+  }
+  std::fputs(reply.text.c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ensemble-gw: many TCP connections between two sites as one prioritised, encrypted transport"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "ensemble-gw " + std::string(build_version()) + " (commit " +
+                                        std::string(build_commit()) + ")");
+  app.footer("Configuration keys: /usr/share/doc/ensemble-gw (docs/config.md); manual: man 8 ensemble-gw");
   std::string config_path;
   std::string socket_path;
 
@@ -56,6 +74,8 @@ int main(int argc, char** argv) {
   auto* status = app.add_subcommand("status", "show a running gateway's ensembles and streams");
   status->add_option("-c,--config", config_path, "the running gateway's config (for its status_socket)");
   status->add_option("--socket", socket_path, "the status socket (default: from the config)");
+  bool json = false;
+  status->add_flag("--json", json, "one JSON object instead of tables (for scripts)");
   CLI11_PARSE(app, argc, argv);
 
   if (chk->parsed()) return check(config_path);
@@ -74,7 +94,7 @@ int main(int argc, char** argv) {
       if (!c) return 1;
       socket_path = c->status_socket;
     }
-    return proxy::print_status(socket_path);
+    return status(socket_path, json);
   }
   const auto c = load_or_print(config_path);
   if (!c) return 1;

@@ -58,6 +58,9 @@ struct EnsembleSnapshot {
   PerClass<std::uint64_t> streams_by_class{};
   PerClass<std::uint64_t> bytes_by_class{};
   std::uint64_t streams_total = 0;  // streams ever opened
+  // bytes_by_class's rate over GatewaySnapshot::rate_window_seconds (filled
+  // by the status server from its own samples; zero when there are none).
+  PerClass<double> bytes_per_second_by_class{};
 };
 
 struct GatewaySnapshot {
@@ -96,6 +99,9 @@ struct GatewaySnapshot {
   std::uint64_t memory_limit_bytes = 0;
   std::uint64_t config_reloads = 0;
   std::uint64_t config_reload_failures = 0;
+  // The span the ensembles' bytes_per_second_by_class were measured over
+  // (proxy/status_rates.h); 0 when no earlier sample was at hand.
+  double rate_window_seconds = 0;
 };
 
 }  // namespace egw::proxy

@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/build_info.h"
+
 namespace egw::proxy {
 namespace {
 
@@ -187,6 +189,8 @@ std::vector<pm::MetricFamily> metric_families(const GatewaySnapshot& s) {
   std::vector<pm::MetricFamily> families;
   add_sample(add_family(families, "egw_info", "Always 1; the gateway's role as a label.", kGauge), 1,
              {{"role", s.role}});
+  add_sample(add_family(families, "egw_build_info", "Always 1; the version and git commit as labels.", kGauge), 1,
+             {{"version", std::string(build_version())}, {"commit", std::string(build_commit())}});
   for (const auto& m : kGatewayMetrics) add_sample(add_family(families, m.name, m.help, m.type), m.value(s));
   for (const auto& m : kReasonMetrics) {
     auto& family = add_family(families, m.name, m.help, kCounter);

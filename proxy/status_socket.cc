@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "proxy/status_rates.h"
+
 namespace egw::proxy {
 namespace {
 
@@ -76,24 +78,34 @@ Existing probe(const std::string& path) {
   throw server_error(path, std::string("cannot tell whether another gateway uses it: ") + std::strerror(error));
 }
 
-// One client: the status text, written without blocking, then close.
-struct Reply {
-  Reply(local::socket s, std::string t)
-      : socket(std::move(s)), text(std::move(t)), deadline(socket.get_executor()) {}
+// One client: its request line (or none), then the reply, written without
+// blocking, then close.
+struct Client {
+  explicit Client(local::socket s) : socket(std::move(s)), timer(socket.get_executor()) {}
   local::socket socket;
+  std::string request;
   std::string text;
-  asio::steady_timer deadline;
+  asio::steady_timer timer;  // the request wait, then the write timeout
+  bool answered = false;
 };
 
-void write_reply(std::shared_ptr<Reply> reply) {
-  reply->deadline.expires_after(kWriteTimeout);
-  reply->deadline.async_wait([reply](error_code ec) {
-    if (!ec) reply->socket.close(ec);  // a client that does not read: the write ends aborted
+// The request is "json" or "text" (anything else, or nothing: text).
+StatusFormat requested_format(std::string_view request) {
+  const auto end = request.find_first_of("\r\n");
+  request = request.substr(0, end);
+  while (!request.empty() && request.back() == ' ') request.remove_suffix(1);
+  return request == "json" ? StatusFormat::json : StatusFormat::text;
+}
+
+void write_reply(std::shared_ptr<Client> client) {
+  client->timer.expires_after(kWriteTimeout);
+  client->timer.async_wait([client](error_code ec) {
+    if (!ec) client->socket.close(ec);  // a client that does not read: the write ends aborted
   });
-  asio::async_write(reply->socket, asio::buffer(reply->text), [reply](error_code ec, std::size_t) {
+  asio::async_write(client->socket, asio::buffer(client->text), [client](error_code ec, std::size_t) {
     // Unix sockets keep what the peer has not read yet: closing now loses nothing.
-    reply->socket.close(ec);
-    reply->deadline.cancel();
+    client->socket.close(ec);
+    client->timer.cancel();
   });
 }
 
@@ -101,8 +113,14 @@ void write_reply(std::shared_ptr<Reply> reply) {
 
 class StatusServer::Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(asio::io_context& io, const std::string& path, std::function<GatewaySnapshot()> take_snapshot)
-      : acceptor_(io), retry_(io), path_(path), take_snapshot_(std::move(take_snapshot)) {}
+  Listener(asio::io_context& io, const std::string& path, std::function<GatewaySnapshot()> take_snapshot,
+           std::chrono::milliseconds sample_every)
+      : acceptor_(io),
+        retry_(io),
+        sampler_(io),
+        sample_every_(sample_every),
+        path_(path),
+        take_snapshot_(std::move(take_snapshot)) {}
 
   void open() {
     if (auto error = path_error(path_)) throw server_error(path_, *error);
@@ -150,8 +168,18 @@ class StatusServer::Listener : public std::enable_shared_from_this<Listener> {
         });
         return;
       }
-      write_reply(std::make_shared<Reply>(std::move(socket), truncated(render_status(self->take_snapshot_()))));
+      self->serve(std::make_shared<Client>(std::move(socket)));
       self->accept();
+    });
+  }
+
+  // The rates' samples: the first one interval after the start.
+  void sample_later() {
+    sampler_.expires_after(sample_every_);
+    sampler_.async_wait([self = shared_from_this()](error_code ec) {
+      if (ec || self->closed_) return;
+      self->rates_.sample(self->take_snapshot_(), ClassRates::Clock::now());
+      self->sample_later();
     });
   }
 
@@ -160,6 +188,7 @@ class StatusServer::Listener : public std::enable_shared_from_this<Listener> {
     error_code ignored;
     acceptor_.close(ignored);
     retry_.cancel();
+    sampler_.cancel();
     // Only the file we bound: after a stale-file race it may be another gateway's.
     struct stat st {};
     if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_) {
@@ -168,8 +197,42 @@ class StatusServer::Listener : public std::enable_shared_from_this<Listener> {
   }
 
  private:
+  // Answers on the request line, on the client's end of file, or after
+  // kStatusRequestWait, whichever comes first.
+  void serve(std::shared_ptr<Client> client) {
+    client->timer.expires_after(kStatusRequestWait);
+    client->timer.async_wait([self = shared_from_this(), client](error_code ec) {
+      if (!ec) self->answer(client);
+    });
+    asio::async_read_until(client->socket, asio::dynamic_buffer(client->request, kMaxRequestBytes), '\n',
+                           [self = shared_from_this(), client](error_code, std::size_t) { self->answer(client); });
+  }
+
+  void answer(const std::shared_ptr<Client>& client) {
+    if (client->answered) return;
+    client->answered = true;
+    error_code ignored;
+    client->timer.cancel();
+    client->socket.cancel(ignored);  // the pending read, if any
+    if (closed_) {
+      client->socket.close(ignored);
+      return;
+    }
+    GatewaySnapshot snapshot = take_snapshot_();
+    rates_.fill(snapshot, ClassRates::Clock::now());
+    client->text = requested_format(client->request) == StatusFormat::json
+                       ? render_status_json(std::move(snapshot), kStatusMaxBytes)
+                       : truncated(render_status(snapshot));
+    write_reply(client);
+  }
+
+  static constexpr std::size_t kMaxRequestBytes = 64;
+
   local::acceptor acceptor_;
   asio::steady_timer retry_;
+  asio::steady_timer sampler_;
+  std::chrono::milliseconds sample_every_;
+  ClassRates rates_;
   std::string path_;
   std::function<GatewaySnapshot()> take_snapshot_;
   dev_t device_ = 0;
@@ -178,15 +241,16 @@ class StatusServer::Listener : public std::enable_shared_from_this<Listener> {
 };
 
 StatusServer::StatusServer(asio::io_context& io, const std::string& path,
-                           std::function<GatewaySnapshot()> take_snapshot)
-    : listener_(std::make_shared<Listener>(io, path, std::move(take_snapshot))) {
+                           std::function<GatewaySnapshot()> take_snapshot, std::chrono::milliseconds sample_every)
+    : listener_(std::make_shared<Listener>(io, path, std::move(take_snapshot), sample_every)) {
   listener_->open();
   listener_->accept();
+  listener_->sample_later();
 }
 
 StatusServer::~StatusServer() { listener_->close(); }
 
-StatusReply query_status(const std::string& path, std::chrono::milliseconds timeout) {
+StatusReply query_status(const std::string& path, std::chrono::milliseconds timeout, StatusFormat format) {
   StatusReply reply;
   if (auto error = path_error(path)) {
     reply.error = "cannot connect to " + path + ": " + *error;
@@ -205,6 +269,11 @@ StatusReply query_status(const std::string& path, std::chrono::milliseconds time
       done = true;
       return;
     }
+    // The request, then our end of file: the server need not wait for more.
+    // A server that closed early shows as a read error or a short reply.
+    error_code ignored;
+    asio::write(socket, asio::buffer(std::string_view(format == StatusFormat::json ? "json\n" : "text\n")), ignored);
+    socket.shutdown(local::socket::shutdown_send, ignored);
     asio::async_read(socket, asio::dynamic_buffer(reply.text, kStatusMaxBytes), [&](error_code ec, std::size_t) {
       if (ec && ec != asio::error::eof) reply.error = "cannot read the status from " + path + ": " + ec.message();
       done = true;

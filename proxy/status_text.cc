@@ -120,6 +120,28 @@ void ensembles(std::string& out, const GatewaySnapshot& s) {
   table.render(out);
 }
 
+std::string rate(double bytes_per_second) {
+  return bytes(static_cast<std::uint64_t>(bytes_per_second + 0.5)) + "/s";
+}
+
+// Bytes per second per class (both directions), over the last seconds.
+void rates(std::string& out, const GatewaySnapshot& s) {
+  if (s.ensembles.empty() || s.rate_window_seconds <= 0) return;
+  out += "\nrates over the last " + format("%.1f", s.rate_window_seconds) + " s:\n";
+  Table table({"PEER", "KEY", "HTML", "SCRIPT", "IMAGE", "BULK", "TOTAL"});
+  for (const auto& e : s.ensembles) {
+    std::vector<std::string> row{e.peer, e.key};
+    double total = 0;
+    for (const double r : e.bytes_per_second_by_class) {
+      row.push_back(rate(r));
+      total += r;
+    }
+    row.push_back(rate(total));
+    table.add(std::move(row));
+  }
+  table.render(out);
+}
+
 void streams(std::string& out, const GatewaySnapshot& s) {
   if (s.streams.empty() && s.streams_omitted == 0) {
     out += "no open streams\n";
@@ -141,6 +163,7 @@ std::string render_status(const GatewaySnapshot& snapshot) {
   header(out, snapshot);
   out += '\n';
   ensembles(out, snapshot);
+  rates(out, snapshot);
   out += '\n';
   streams(out, snapshot);
   return out;

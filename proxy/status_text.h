@@ -10,7 +10,8 @@ namespace egw::proxy {
 
 // A header (role, uptime, connections, memory, refusals, drops, cache,
 // reloads), a table of ensembles (peer, state, cwnd, ssthresh, srtt, in
-// flight, losses, open streams by class), then a table of the listed streams
+// flight, losses, open streams by class), the bytes per second of each class
+// when the snapshot has rates, then a table of the listed streams
 // (id, client, destination, class, state, bytes each way, age) and
 // "... and N more" for those the snapshot left out. Control characters in
 // names are shown as '?': the text goes to a terminal.

@@ -3,13 +3,16 @@
 
   dashboard_check.py DASHBOARD --source proxy/metrics_exporter.cc   # names exist in the exporter
   dashboard_check.py DASHBOARD --scrape metrics.txt                 # ... and in a live /metrics
+  dashboard_check.py DASHBOARD --readme README.md --require NAME    # ... and it shows these
 
 Checks the JSON model (schemaVersion, a Prometheus datasource variable every
 panel uses, unique panel ids, an expr per target), then every metric name an
 expression queries. With --scrape, also every label an expression names
 (selectors, `by (...)`, legends) exists on that metric in the scrape (when it
 has samples there), except
-`instance` and `job`, which Prometheus adds. Prints what it checked; exit 1
+`instance` and `job`, which Prometheus adds. With --readme, every metric the
+file names (the README promises them on the dashboard) must be queried by a
+panel, and so must every --require NAME. Prints what it checked; exit 1
 with each problem otherwise.
 """
 import argparse
@@ -52,6 +55,9 @@ def main():
     ap.add_argument("dashboard")
     ap.add_argument("--source", action="append", default=[], help="exporter source naming the metrics")
     ap.add_argument("--scrape", help="a /metrics text")
+    ap.add_argument("--readme", action="append", default=[],
+                    help="a document whose every egw_ metric must be on the dashboard")
+    ap.add_argument("--require", action="append", default=[], help="a metric that must be on the dashboard")
     args = ap.parse_args()
 
     problems = []
@@ -104,13 +110,24 @@ def main():
             for label in labels_in(expr, legend) - have:
                 problems.append(f"'{title}': label '{label}' is on none of {sorted(sampled)} in the scrape")
 
+    promised = {name: f"--require {name}" for name in args.require}
+    for path in args.readme:
+        for name in set(METRIC.findall(open(path).read())):
+            promised.setdefault(name, f"{path} names it")
+    panel_queried = {n for title, expr, _ in targets if not title.startswith("variable ")
+                     for n in METRIC.findall(expr)}
+    for name, why in sorted(promised.items()):
+        if name not in panel_queried:
+            problems.append(f"no panel shows {name} ({why})")
+
     for p in problems:
         print(f"dashboard_check: {p}")
     if not problems:
         where = " and ".join(filter(None, ["the exporter source" if args.source else "",
                                            "the scrape" if args.scrape else ""]))
         print(f"dashboard_check: {len(ids)} panels, {len(targets)} queries, "
-              f"{len(queried)} metrics all in {where or 'nothing (no --source or --scrape)'}")
+              f"{len(queried)} metrics all in {where or 'nothing (no --source or --scrape)'}"
+              + (f"; the {len(promised)} promised all shown" if promised else ""))
     return 1 if problems else 0
 
 

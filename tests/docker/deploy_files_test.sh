@@ -2,8 +2,9 @@
 # The deployment files for hosts without Docker, and the scripts: the systemd
 # unit passes `systemd-analyze verify` with no complaint (any output fails;
 # ExecStart pointed at the built binary, which verify wants to exist), the
-# Grafana dashboard's JSON model is sound and names only metrics the exporter
-# source has (the entrypoint test also checks them against a live scrape),
+# Grafana dashboard's JSON model is sound, names only metrics the exporter
+# source has (the entrypoint test also checks them against a live scrape) and
+# shows every metric the README names,
 # and docker/*.sh parse (bash -n).
 #   usage: deploy_files_test.sh [path/to/ensemble-gw]
 set -uo pipefail
@@ -25,8 +26,11 @@ else
   else line FAIL "systemd unit: $out"; fi
 fi
 
+# Every metric the README names, and the drops and reload failures an
+# operator must see, are on a panel.
 if out=$(python3 "$here/dashboard_check.py" "$root/docker/grafana-dashboard.json" \
-  --source "$root/proxy/metrics_exporter.cc" 2>&1); then line PASS "grafana dashboard: ${out#dashboard_check: }"
+  --source "$root/proxy/metrics_exporter.cc" --readme "$root/README.md" \
+  --require egw_datagrams_dropped_total --require egw_config_reload_failures_total 2>&1); then line PASS "grafana dashboard: ${out#dashboard_check: }"
 else line FAIL "grafana dashboard: $out"; fi
 
 for f in "$root"/docker/*.sh; do

@@ -2,12 +2,15 @@
 // values as text, then served over real HTTP by the exporter.
 #include "proxy/metrics_exporter.h"
 
+#include "common/build_info.h"
+
 // <utility> first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it (C++20).
 #include <utility>
 #include <boost/asio.hpp>
 
 #include <chrono>
 #include <memory>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -142,7 +145,17 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 35u);  // egw_info + 12 gateway + 3 by reason + 16 ensemble + 3 stream families
+  EXPECT_EQ(type.size(), 36u);  // egw_info, egw_build_info + 12 gateway + 3 by reason + 16 ensemble + 3 stream
+}
+
+TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {
+  const std::string version(build_version());
+  const std::string commit(build_commit());
+  EXPECT_TRUE(std::regex_match(version, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+"))) << version;
+  EXPECT_TRUE(std::regex_match(commit, std::regex("[0-9a-f]{7,40}|unknown"))) << commit;
+  const auto text = render_prometheus(snapshot());
+  EXPECT_TRUE(has_line(text, "# TYPE egw_build_info gauge")) << text;
+  EXPECT_TRUE(has_line(text, "egw_build_info{version=\"" + version + "\",commit=\"" + commit + "\"} 1")) << text;
 }
 
 TEST(RenderPrometheus, EscapesLabelValues) {

@@ -1,6 +1,7 @@
 // The status socket on a real Unix socket in a temporary directory: clients
-// get the rendered status; a crashed gateway's leftover file is replaced, a
-// live gateway's is not; the file is private and goes with the server.
+// get the rendered status, as text or JSON as they ask; the rates per class
+// come from the server's own samples; a crashed gateway's leftover file is
+// replaced, a live gateway's is not; the file is private and goes with the server.
 #include "proxy/status_socket.h"
 
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -29,6 +31,8 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kTimeout{5000};
+// No rate samples during a test: the replies are exactly render_status(snapshot).
+constexpr milliseconds kNoSampling = std::chrono::hours(1);
 
 // The gateway's I/O thread. Stopped (and joined) before the server is
 // destroyed, as the server must not be touched from two threads at once.
@@ -99,7 +103,7 @@ int bind_raw(const std::string& path, bool listen) {
 
 std::string construction_error(asio::io_context& io, const std::string& path) {
   try {
-    StatusServer server(io, path, [] { return snapshot(); });
+    StatusServer server(io, path, [] { return snapshot(); }, kNoSampling);
   } catch (const std::runtime_error& e) {
     return e.what();
   }
@@ -109,7 +113,7 @@ std::string construction_error(asio::io_context& io, const std::string& path) {
 TEST_F(StatusSocket, EachClientGetsTheStatusOfAFreshSnapshot) {
   asio::io_context io;
   std::atomic<int> taken = 0;
-  StatusServer server(io, path(), [&] { return snapshot(++taken); });
+  StatusServer server(io, path(), [&] { return snapshot(++taken); }, kNoSampling);
   IoThread thread(io);
 
   const auto first = query_status(path(), kTimeout);
@@ -124,7 +128,7 @@ TEST_F(StatusSocket, EachClientGetsTheStatusOfAFreshSnapshot) {
 TEST_F(StatusSocket, FileIsPrivateAndRemovedWithTheServer) {
   asio::io_context io;
   {
-    StatusServer server(io, path(), [] { return snapshot(); });
+    StatusServer server(io, path(), [] { return snapshot(); }, kNoSampling);
     struct stat st {};
     ASSERT_EQ(::lstat(path().c_str(), &st), 0);
     EXPECT_TRUE(S_ISSOCK(st.st_mode));
@@ -137,7 +141,7 @@ TEST_F(StatusSocket, StaleSocketFileIsReplaced) {
   bind_raw(path(), /*listen=*/false);
   ASSERT_TRUE(fs::is_socket(path()));
   asio::io_context io;
-  StatusServer server(io, path(), [] { return snapshot(); });
+  StatusServer server(io, path(), [] { return snapshot(); }, kNoSampling);
   IoThread thread(io);
   const auto reply = query_status(path(), kTimeout);
   ASSERT_FALSE(reply.error) << *reply.error;
@@ -147,7 +151,7 @@ TEST_F(StatusSocket, StaleSocketFileIsReplaced) {
 
 TEST_F(StatusSocket, ALiveGatewaysSocketIsAnError) {
   asio::io_context io;
-  StatusServer first(io, path(), [] { return snapshot(); });
+  StatusServer first(io, path(), [] { return snapshot(); }, kNoSampling);
   EXPECT_EQ(construction_error(io, path()),
             "status socket " + path() + ": in use: another gateway is running (it accepts connections there)");
   // The first one keeps its file and still answers.
@@ -193,7 +197,7 @@ TEST_F(StatusSocket, LongStatusIsCutAtALine) {
   const auto big = snapshot(42, 5000);
   ASSERT_GT(render_status(big).size(), kStatusMaxBytes);
   asio::io_context io;
-  StatusServer server(io, path(), [&] { return big; });
+  StatusServer server(io, path(), [&] { return big; }, kNoSampling);
   IoThread thread(io);
   const auto reply = query_status(path(), kTimeout);
   ASSERT_FALSE(reply.error) << *reply.error;
@@ -206,7 +210,7 @@ TEST_F(StatusSocket, LongStatusIsCutAtALine) {
 TEST_F(StatusSocket, AClientThatDoesNotReadStallsNoOne) {
   const auto big = snapshot(42, 5000);  // more than the socket buffer holds
   asio::io_context io;
-  StatusServer server(io, path(), [&] { return big; });
+  StatusServer server(io, path(), [&] { return big; }, kNoSampling);
   IoThread thread(io);
   asio::io_context client_io;
   asio::local::stream_protocol::socket idle(client_io);
@@ -214,6 +218,68 @@ TEST_F(StatusSocket, AClientThatDoesNotReadStallsNoOne) {
   const auto reply = query_status(path(), kTimeout);
   ASSERT_FALSE(reply.error) << *reply.error;
   EXPECT_TRUE(reply.text.ends_with("\n... (truncated)\n"));
+  thread.stop();
+}
+
+TEST_F(StatusSocket, JsonOnRequest) {
+  asio::io_context io;
+  StatusServer server(io, path(), [] { return snapshot(); }, kNoSampling);
+  IoThread thread(io);
+  const auto reply = query_status(path(), kTimeout, StatusFormat::json);
+  ASSERT_FALSE(reply.error) << *reply.error;
+  EXPECT_EQ(reply.text, render_status_json(snapshot(), kStatusMaxBytes));
+  EXPECT_TRUE(reply.text.starts_with("{\"version\":")) << reply.text;
+  thread.stop();
+}
+
+// What `socat - UNIX-CONNECT:PATH` does at a terminal: connect, send nothing.
+TEST_F(StatusSocket, AClientThatSendsNothingGetsTheTextAfterTheWait) {
+  asio::io_context io;
+  StatusServer server(io, path(), [] { return snapshot(); }, kNoSampling);
+  IoThread thread(io);
+  asio::io_context client_io;
+  asio::local::stream_protocol::socket client(client_io);
+  const auto start = std::chrono::steady_clock::now();
+  client.connect(asio::local::stream_protocol::endpoint(path()));
+  std::string text;
+  boost::system::error_code ec;
+  asio::read(client, asio::dynamic_buffer(text), ec);
+  EXPECT_EQ(ec, asio::error::eof);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, kStatusRequestWait - milliseconds(10));
+  EXPECT_EQ(text, render_status(snapshot()));
+  thread.stop();
+}
+
+// The server samples the gateway (here every 100 ms) and a reply carries the
+// bytes per second per class since the oldest recent sample: a counter that
+// grows at 1 MB/s in html shows as 1 MB/s, the other classes as 0.
+TEST_F(StatusSocket, RepliesCarryLiveRatesPerClass) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto growing = [start] {
+    auto s = snapshot();
+    s.ensembles[0].key = "k1";
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    s.ensembles[0].bytes_by_class[static_cast<std::size_t>(ContentClass::html)] =
+        static_cast<std::uint64_t>(1e6 * seconds);
+    return s;
+  };
+  asio::io_context io;
+  StatusServer server(io, path(), growing, milliseconds(100));
+  IoThread thread(io);
+  const auto no_rate = query_status(path(), kTimeout);  // no sample 500 ms old yet
+  ASSERT_FALSE(no_rate.error) << *no_rate.error;
+  EXPECT_EQ(no_rate.text.find("rates over"), std::string::npos) << no_rate.text;
+  std::this_thread::sleep_for(milliseconds(800));
+  const auto reply = query_status(path(), kTimeout);
+  ASSERT_FALSE(reply.error) << *reply.error;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(reply.text, m,
+                                std::regex("rates over the last ([0-9.]+) s:\n.*\nhub-1 +k1 +([0-9.]+) KiB/s +0 B/s +"
+                                           "0 B/s +0 B/s +([0-9.]+) KiB/s\n")))
+      << reply.text;
+  EXPECT_GE(std::stod(m[1]), 0.5);
+  EXPECT_NEAR(std::stod(m[2]) * 1024, 1e6, 2e4) << reply.text;
+  EXPECT_EQ(m[2], m[3]);
   thread.stop();
 }
 
