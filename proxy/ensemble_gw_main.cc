@@ -43,7 +43,7 @@ int check(const std::string& path) {
   return 0;
 }
 
-int status(const std::string& socket_path, bool json) {
+int print_status(const std::string& socket_path, bool json) {
   const auto reply = proxy::query_status(socket_path, std::chrono::milliseconds(3000),
                                          json ? proxy::StatusFormat::json : proxy::StatusFormat::text);
   if (reply.error) {
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   chk->add_option("-c,--config", config_path, "YAML config file")->required();
   auto* rules = app.add_subcommand("rules", "print the nftables rules a branch installs");
   rules->add_option("-c,--config", config_path, "YAML config file")->required();
-  auto* status = app.add_subcommand("status", "show a running gateway's ensembles and streams");
+  auto* status = app.add_subcommand("status", "show a running gateway's ensembles, rates per class and streams");
   status->add_option("-c,--config", config_path, "the running gateway's config (for its status_socket)");
   status->add_option("--socket", socket_path, "the status socket (default: from the config)");
   bool json = false;
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
       if (!c) return 1;
       socket_path = c->status_socket;
     }
-    return status(socket_path, json);
+    return print_status(socket_path, json);
   }
   const auto c = load_or_print(config_path);
   if (!c) return 1;
