@@ -102,42 +102,46 @@ void header(std::string& out, const GatewaySnapshot& s) {
          number(s.config_reload_failures) + " failed)\n";
 }
 
+// Bytes per second, short: "0", "512", "9.5K", "120K", "1.2M" (binary units).
+std::string rate(double bytes_per_second) {
+  static constexpr const char* kUnits[] = {"", "K", "M", "G", "T"};
+  double v = bytes_per_second < 0 ? 0 : bytes_per_second;
+  std::size_t unit = 0;
+  while (v >= 1024 && unit + 1 < std::size(kUnits)) {
+    v /= 1024;
+    ++unit;
+  }
+  if (unit == 0 || v >= 10) return format("%.0f%s", v, kUnits[unit]);
+  return format("%.1f%s", v, kUnits[unit]);
+}
+
+// "1.2M/0/120K/0" per class, or "-" when the snapshot has no rates. The last
+// column of the ensembles' table: scripts that read a row's first columns
+// (peer, key, state, address) see the same fields as before.
+std::string class_rates(const GatewaySnapshot& s, const EnsembleSnapshot& e) {
+  if (s.rate_window_seconds <= 0) return "-";
+  std::string out;
+  for (int c = 0; c < kContentClassCount; ++c) out += (c ? "/" : "") + rate(e.bytes_per_second_by_class[c]);
+  return out;
+}
+
 void ensembles(std::string& out, const GatewaySnapshot& s) {
   if (s.ensembles.empty()) {
     out += "no ensembles\n";
     return;
   }
+  if (s.rate_window_seconds > 0) {
+    out += "rates: bytes/s per class over the last " + format("%.1f", s.rate_window_seconds) + " s\n";
+  }
   Table table({"PEER", "KEY", "STATE", "ADDRESS", "CWND", "SSTHRESH", "SRTT", "INFLIGHT", "LOST/SENT",
-               "LOSS ROUNDS", "STREAMS html/script/image/bulk"});
+               "LOSS ROUNDS", "STREAMS html/script/image/bulk", "RATE html/script/image/bulk"});
   for (const auto& e : s.ensembles) {
     std::string streams;
     for (int c = 0; c < kContentClassCount; ++c) streams += (c ? "/" : "") + number(e.streams_by_class[c]);
     table.add({e.peer, e.key, e.up ? "up" : "down", e.peer_address.empty() ? "-" : e.peer_address,
                bytes(e.cwnd_bytes), e.ssthresh_bytes >= kNoSsthresh ? std::string("-") : bytes(e.ssthresh_bytes), milliseconds(e.srtt_seconds),
                bytes(e.bytes_in_flight), number(e.packets_lost) + "/" + number(e.packets_sent),
-               number(e.loss_rounds), streams});
-  }
-  table.render(out);
-}
-
-std::string rate(double bytes_per_second) {
-  return bytes(static_cast<std::uint64_t>(bytes_per_second + 0.5)) + "/s";
-}
-
-// Bytes per second per class (both directions), over the last seconds.
-void rates(std::string& out, const GatewaySnapshot& s) {
-  if (s.ensembles.empty() || s.rate_window_seconds <= 0) return;
-  out += "\nrates over the last " + format("%.1f", s.rate_window_seconds) + " s:\n";
-  Table table({"PEER", "KEY", "HTML", "SCRIPT", "IMAGE", "BULK", "TOTAL"});
-  for (const auto& e : s.ensembles) {
-    std::vector<std::string> row{e.peer, e.key};
-    double total = 0;
-    for (const double r : e.bytes_per_second_by_class) {
-      row.push_back(rate(r));
-      total += r;
-    }
-    row.push_back(rate(total));
-    table.add(std::move(row));
+               number(e.loss_rounds), streams, class_rates(s, e)});
   }
   table.render(out);
 }
@@ -163,7 +167,6 @@ std::string render_status(const GatewaySnapshot& snapshot) {
   header(out, snapshot);
   out += '\n';
   ensembles(out, snapshot);
-  rates(out, snapshot);
   out += '\n';
   streams(out, snapshot);
   return out;

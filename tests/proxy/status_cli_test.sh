@@ -74,7 +74,8 @@ print(f"hub, peer b1, rates over {d['rate_window_seconds']:.1f} s")
 PY
 ); then line PASS "status --json: $out"; else line FAIL "status --json: $out"; fi
 text=$("$bin" status -c "$tmp/hub.yaml" 2>&1)
-[[ $text == "ensemble-gw hub: up "* && $text == *"rates over the last "*" s:"* && $text == *"b1    b1   0 B/s"* ]] &&
+[[ $text == "ensemble-gw hub: up "* && $text == *"rates: bytes/s per class over the last "*" s"* ]] &&
+  grep -Eq '^b1 +b1 +down .* 0/0/0/0 +0/0/0/0$' <<<"$text" &&
   line PASS "status (text): header, ensembles, rates" || line FAIL "status (text): $text"
 
 metrics=$(sed -n 's|.*metrics on http://\([^/]*\)/metrics.*|\1|p' "$tmp/hub.log" | head -1)
