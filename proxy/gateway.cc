@@ -1,5 +1,7 @@
 #include "proxy/gateway.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <spdlog/spdlog.h>
@@ -31,6 +33,11 @@ constexpr std::size_t kMaxPeekBytes = 16 * 1024;
 constexpr std::size_t kMaxWaitingForTunnel = 4096;
 constexpr std::size_t kMaxListedStreams = 1000;
 constexpr int kCacheSaveEverySeconds = 60;
+// Reclaiming: connections idle at least this long, this many at a time (one
+// scan of the heaviest client's relays makes room for the next newcomers too).
+constexpr Duration kMinIdleToReclaim = std::chrono::seconds(1);
+constexpr std::size_t kReclaimBatch = 64;
+constexpr std::uint32_t kLogLinesPerSecond = 10;
 
 std::string to_string(const tunnel::Destination& d) {
   const std::string ip = config::ip16_to_string(config::ip16_of(d));
@@ -238,6 +245,11 @@ void Gateway::relay_finished(Relay& relay) {
   }
   const auto bytes = relay.bytes_by_class();
   for (std::size_t c = 0; c < bytes.size(); ++c) p.bytes_by_class_closed[c] += bytes[c];
+  if (relay.side() == Relay::Side::branch) {
+    if (auto c = clients_.find(relay.client_address()); c != clients_.end() && --c->second.connections == 0) {
+      clients_.erase(c);
+    }
+  }
   if (draining_ && drained_) drain_tick();
 }
 
@@ -280,6 +292,125 @@ std::string Gateway::admission_refusal(const Peer& peer) const {
 
 void Gateway::refuse(const std::string& reason) { ++counters_.refused[reason]; }
 
+// Branch admission: the client's own limits first (they refuse only the
+// client over them), then the gateway's; when the gateway is full of
+// connections, the heaviest client's longest-idle ones make room for a
+// lighter client. (Idle connections hold no memory: reclaiming them would
+// not help against limit_memory.)
+std::string Gateway::admit_client(Peer& peer, const config::Ip16& client) {
+  const config::Limits& l = config_.reloadable.limits;
+  if (draining_) return "draining";
+  if (const auto it = clients_.find(client); it != clients_.end()) {
+    if (it->second.connections >= l.connections_per_client) return "limit_client_connections";
+    if (it->second.memory_bytes >= l.memory_per_client_bytes) return "limit_client_memory";
+  }
+  if (peer.relays.size() >= l.connections_per_peer && reclaim_for(peer, client) == 0) return "limit_connections";
+  if (memory_in_use() >= l.memory_bytes || windows_held(peer)) return "limit_memory";
+  return "";
+}
+
+// Resets up to kReclaimBatch of the heaviest client's connections, longest
+// idle first (idle kMinIdleToReclaim at least, nothing in flight), if that
+// client has more connections than `client` would with this one.
+std::size_t Gateway::reclaim_for(Peer& peer, const config::Ip16& client) {
+  const auto own = clients_.find(client);
+  const std::uint32_t mine = own == clients_.end() ? 0 : own->second.connections;
+  const auto heaviest = std::max_element(clients_.begin(), clients_.end(), [](const auto& a, const auto& b) {
+    return a.second.connections < b.second.connections;
+  });
+  if (heaviest == clients_.end() || heaviest->second.connections <= mine + 1) return 0;
+  const config::Ip16 victim = heaviest->first;  // the entry may go while its relays end
+  const std::uint32_t had = heaviest->second.connections;
+  const Instant t = now();
+  std::vector<Relay*> idle;
+  for (const auto& [r, relay] : peer.relays) {
+    if (r->client_address() == victim && r->has_stream() && t - r->last_activity() >= kMinIdleToReclaim) {
+      idle.push_back(r);
+    }
+  }
+  std::sort(idle.begin(), idle.end(), [](Relay* a, Relay* b) { return a->last_activity() < b->last_activity(); });
+  std::size_t reclaimed = 0;
+  for (Relay* r : idle) {
+    if (reclaimed == kReclaimBatch) break;
+    if (!r->nothing_in_flight()) continue;
+    r->abort(tunnel::kErrorGatewayLimit);
+    ++reclaimed;
+  }
+  counters_.closed["reclaimed"] += reclaimed;
+  if (reclaimed > 0 && log_allowed("reclaim")) {
+    spdlog::warn("gateway full ({} connections): reset {} idle connections of {} ({} open) for {}",
+                 config_.reloadable.limits.connections_per_peer, reclaimed, config::ip16_to_string(victim), had,
+                 config::ip16_to_string(client));
+  }
+  return reclaimed;
+}
+
+// Relays idle past their timeout are closed only with nothing in flight, so
+// no byte is dropped unseen; one log line per reason a second.
+void Gateway::sweep_relays() {
+  const config::Limits& l = config_.reloadable.limits;
+  const Instant t = now();
+  for (auto& [address, usage] : clients_) usage.memory_bytes = 0;
+  std::vector<std::pair<Relay*, const char*>> expired;
+  for (auto& p : peers_) {
+    const tunnel::Connection* c = connection(p->index);
+    for (const auto& [r, relay] : p->relays) {
+      const std::uint64_t buffered = c && r->has_stream() ? c->stream_buffered_bytes(r->stream_id()) : 0;
+      if (r->side() == Relay::Side::branch) {
+        if (auto it = clients_.find(r->client_address()); it != clients_.end()) {
+          it->second.memory_bytes += r->pending_bytes() + buffered;
+        }
+      }
+      if (!r->has_stream()) continue;  // connecting: its own deadlines
+      const bool half = r->half_closed();
+      const std::uint32_t timeout_ms = half ? l.half_closed_timeout_ms : l.idle_timeout_ms;
+      if (timeout_ms > 0 && t - r->last_activity() >= ms(timeout_ms)) {
+        expired.emplace_back(r, half ? "half_closed_timeout" : "idle_timeout");
+      }
+    }
+  }
+  std::map<std::string, std::size_t> closed;
+  for (const auto& [r, reason] : expired) {
+    if (r->finished() || !r->nothing_in_flight()) continue;
+    r->close_quietly(tunnel::kErrorGatewayLimit);
+    ++counters_.closed[reason];
+    ++closed[reason];
+  }
+  for (const auto& [reason, n] : closed) spdlog::info("closed {} idle connection{}: {}", n, n == 1 ? "" : "s", reason);
+}
+
+void Gateway::set_keepalive(tcp::socket& socket) const {
+  const config::Limits& l = config_.reloadable.limits;
+  const int fd = socket.native_handle();
+  const int on = l.keepalive_idle_ms > 0 ? 1 : 0;
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  if (on == 0) return;
+  const auto seconds = [](std::uint32_t ms) { return static_cast<int>((ms + 999) / 1000); };
+  const int idle = seconds(l.keepalive_idle_ms);
+  const int interval = seconds(l.keepalive_interval_ms);
+  const int probes = static_cast<int>(l.keepalive_probes);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+}
+
+bool Gateway::log_allowed(const std::string& kind) {
+  LogLimit& l = log_limits_[kind];
+  if (l.lines < kLogLinesPerSecond) {
+    ++l.lines;
+    return true;
+  }
+  ++l.held_back;
+  return false;
+}
+
+void Gateway::log_held_back() {
+  for (auto& [kind, l] : log_limits_) {
+    if (l.held_back > 0) spdlog::info("{} more \"{}\" events in the last second, not logged one by one", l.held_back, kind);
+    l = {};
+  }
+}
+
 // ------------------------------------------------------------ branch
 
 void Gateway::accept_next() {
@@ -297,19 +428,22 @@ void Gateway::on_accepted(tcp::socket socket) {
   const auto client = socket.remote_endpoint(ec);
   auto rst = [&](const std::string& reason) {
     refuse(reason);
-    spdlog::info("refused client {}: {}", endpoint_text(client), reason);
+    if (log_allowed("refused client: " + reason)) spdlog::info("refused client {}: {}", endpoint_text(client), reason);
     socket.set_option(asio::socket_base::linger(true, 0), ec);
     socket.close(ec);
   };
-  if (const std::string why = admission_refusal(peer); !why.empty()) return rst(why);
+  const config::Ip16 address = ip16_of(client.address());
+  if (const std::string why = admit_client(peer, address); !why.empty()) return rst(why);
   std::string error;
   const auto destination = resolve_destination_ ? resolve_destination_(socket.native_handle())
                                                 : original_destination(socket.native_handle(), &error);
   if (!destination) return rst("no_original_destination");
   if (!resolve_destination_ && is_listener_itself(*destination, acceptor_->native_handle())) return rst("loop");
   ++counters_.accepted;
+  set_keepalive(socket);
   auto relay = std::make_shared<Relay>(*this, std::move(socket), peer.index, Relay::Side::branch, *destination, now());
   peer.relays.emplace(relay.get(), relay);
+  ++clients_[address].connections;
   await_first_bytes(relay);
 }
 
@@ -387,7 +521,9 @@ void Gateway::on_peer_stream(Peer& peer, const tunnel::StreamOpened& opened) {
   }
   if (const std::string why = admission_refusal(peer); !why.empty()) {
     refuse(why);
-    spdlog::info("refused {} -> {}: {}", peer.session().peer().name, to_string(opened.destination), why);
+    if (log_allowed("refused stream: " + why)) {
+      spdlog::info("refused {} -> {}: {}", peer.session().peer().name, to_string(opened.destination), why);
+    }
     return reset(tunnel::kErrorGatewayLimit);
   }
   connect_to_server(peer, opened.id, opened);
@@ -423,6 +559,7 @@ void Gateway::connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpe
           return relay->abort(timeout ? tunnel::kErrorConnectTimeout : tunnel::kErrorConnectFailed);
         }
         ++counters_.accepted;
+        set_keepalive(relay->socket());
         // The hub's own destination rules win; otherwise the branch's hint,
         // corrected by the response's Content-Type.
         const Classifier::Decision d = classifier_->classify_open(relay->destination(), {});
@@ -487,6 +624,8 @@ void Gateway::every_second() {
       p->address_changes_logged = changes;
     }
   }
+  sweep_relays();
+  log_held_back();
   if (++ticks_ % kCacheSaveEverySeconds == 0) {
     if (auto err = save_cache()) spdlog::warn("temporal cache {}: {}", config_.cache_file, *err);
   }
@@ -563,6 +702,11 @@ GatewaySnapshot Gateway::snapshot() const {
   s.uptime_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   s.connections_accepted = counters_.accepted;
   s.connections_refused = counters_.refused;
+  s.connections_closed = counters_.closed;
+  s.clients = clients_.size();
+  for (const auto& [address, usage] : clients_) {
+    s.client_connections_max = std::max<std::uint64_t>(s.client_connections_max, usage.connections);
+  }
   s.destinations_refused = counters_.destinations_refused;
   s.config_reloads = counters_.reloads;
   s.config_reload_failures = counters_.reload_failures;
