@@ -54,6 +54,9 @@ GatewaySnapshot snapshot() {
   s.connections_open = 7;
   s.connections_accepted = 123;
   s.connections_refused["connect_timeout"] = 3;
+  s.connections_closed["reclaimed"] = 64;
+  s.clients = 2;
+  s.client_connections_max = 1000;
   s.datagrams_dropped["bad_mac1"] = 9;
   s.cookie_replies_sent = 490;
   s.cache_hits = 5;
@@ -84,6 +87,10 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
   for (const char* line : {
            "# TYPE egw_info gauge",
            "egw_info{role=\"branch\"} 1",
+           "# TYPE egw_connections_closed_total counter",
+           "egw_connections_closed_total{reason=\"reclaimed\"} 64",
+           "egw_clients 2",
+           "egw_client_connections_max 1000",
            "# TYPE egw_uptime_seconds gauge",
            "egw_uptime_seconds 3600.5",
            "# TYPE egw_ensemble_cwnd_bytes gauge",
@@ -142,7 +149,7 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 35u);  // egw_info + 12 gateway + 3 by reason + 16 ensemble + 3 stream families
+  EXPECT_EQ(type.size(), 38u);  // egw_info + 14 gateway + 4 by reason + 16 ensemble + 3 stream families
 }
 
 TEST(RenderPrometheus, EscapesLabelValues) {
@@ -165,9 +172,11 @@ TEST(RenderPrometheus, StreamSeriesAreSummedPerPeer) {
 std::string http_get(const std::string& address, const std::string& target,
                      std::chrono::milliseconds within = std::chrono::seconds(10)) {
   const auto colon = address.rfind(':');
+  std::string host = address.substr(0, colon);
+  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
   asio::io_context io;
   asio::ip::tcp::socket socket(io);
-  const asio::ip::tcp::endpoint server(asio::ip::make_address(address.substr(0, colon)),
+  const asio::ip::tcp::endpoint server(asio::ip::make_address(host),
                                        static_cast<unsigned short>(std::stoi(address.substr(colon + 1))));
   const std::string request = "GET " + target + " HTTP/1.0\r\nHost: test\r\n\r\n";
   std::string response;
