@@ -1,7 +1,5 @@
 #include "proxy/gateway.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <spdlog/spdlog.h>
@@ -33,11 +31,6 @@ constexpr std::size_t kMaxPeekBytes = 16 * 1024;
 constexpr std::size_t kMaxWaitingForTunnel = 4096;
 constexpr std::size_t kMaxListedStreams = 1000;
 constexpr int kCacheSaveEverySeconds = 60;
-// Reclaiming: connections idle at least this long, this many at a time (one
-// scan of the heaviest client's relays makes room for the next newcomers too).
-constexpr Duration kMinIdleToReclaim = std::chrono::seconds(1);
-constexpr std::size_t kReclaimBatch = 64;
-constexpr std::uint32_t kLogLinesPerSecond = 10;
 
 std::string to_string(const tunnel::Destination& d) {
   const std::string ip = config::ip16_to_string(config::ip16_of(d));
@@ -304,111 +297,9 @@ std::string Gateway::admit_client(Peer& peer, const config::Ip16& client) {
     if (it->second.connections >= l.connections_per_client) return "limit_client_connections";
     if (it->second.memory_bytes >= l.memory_per_client_bytes) return "limit_client_memory";
   }
-  if (peer.relays.size() >= l.connections_per_peer && reclaim_for(peer, client) == 0) return "limit_connections";
+  if (peer.relays.size() >= l.connections_per_peer && reclaim_for(peer.relays, client) == 0) return "limit_connections";
   if (memory_in_use() >= l.memory_bytes || windows_held(peer)) return "limit_memory";
   return "";
-}
-
-// Resets up to kReclaimBatch of the heaviest client's connections, longest
-// idle first (idle kMinIdleToReclaim at least, nothing in flight), if that
-// client has more connections than `client` would with this one.
-std::size_t Gateway::reclaim_for(Peer& peer, const config::Ip16& client) {
-  const auto own = clients_.find(client);
-  const std::uint32_t mine = own == clients_.end() ? 0 : own->second.connections;
-  const auto heaviest = std::max_element(clients_.begin(), clients_.end(), [](const auto& a, const auto& b) {
-    return a.second.connections < b.second.connections;
-  });
-  if (heaviest == clients_.end() || heaviest->second.connections <= mine + 1) return 0;
-  const config::Ip16 victim = heaviest->first;  // the entry may go while its relays end
-  const std::uint32_t had = heaviest->second.connections;
-  const Instant t = now();
-  std::vector<Relay*> idle;
-  for (const auto& [r, relay] : peer.relays) {
-    if (r->client_address() == victim && r->has_stream() && t - r->last_activity() >= kMinIdleToReclaim) {
-      idle.push_back(r);
-    }
-  }
-  std::sort(idle.begin(), idle.end(), [](Relay* a, Relay* b) { return a->last_activity() < b->last_activity(); });
-  std::size_t reclaimed = 0;
-  for (Relay* r : idle) {
-    if (reclaimed == kReclaimBatch) break;
-    if (!r->nothing_in_flight()) continue;
-    r->abort(tunnel::kErrorGatewayLimit);
-    ++reclaimed;
-  }
-  counters_.closed["reclaimed"] += reclaimed;
-  if (reclaimed > 0 && log_allowed("reclaim")) {
-    spdlog::warn("gateway full ({} connections): reset {} idle connections of {} ({} open) for {}",
-                 config_.reloadable.limits.connections_per_peer, reclaimed, config::ip16_to_string(victim), had,
-                 config::ip16_to_string(client));
-  }
-  return reclaimed;
-}
-
-// Relays idle past their timeout are closed only with nothing in flight, so
-// no byte is dropped unseen; one log line per reason a second.
-void Gateway::sweep_relays() {
-  const config::Limits& l = config_.reloadable.limits;
-  const Instant t = now();
-  for (auto& [address, usage] : clients_) usage.memory_bytes = 0;
-  std::vector<std::pair<Relay*, const char*>> expired;
-  for (auto& p : peers_) {
-    const tunnel::Connection* c = connection(p->index);
-    for (const auto& [r, relay] : p->relays) {
-      const std::uint64_t buffered = c && r->has_stream() ? c->stream_buffered_bytes(r->stream_id()) : 0;
-      if (r->side() == Relay::Side::branch) {
-        if (auto it = clients_.find(r->client_address()); it != clients_.end()) {
-          it->second.memory_bytes += r->pending_bytes() + buffered;
-        }
-      }
-      if (!r->has_stream()) continue;  // connecting: its own deadlines
-      const bool half = r->half_closed();
-      const std::uint32_t timeout_ms = half ? l.half_closed_timeout_ms : l.idle_timeout_ms;
-      if (timeout_ms > 0 && t - r->last_activity() >= ms(timeout_ms)) {
-        expired.emplace_back(r, half ? "half_closed_timeout" : "idle_timeout");
-      }
-    }
-  }
-  std::map<std::string, std::size_t> closed;
-  for (const auto& [r, reason] : expired) {
-    if (r->finished() || !r->nothing_in_flight()) continue;
-    r->close_quietly(tunnel::kErrorGatewayLimit);
-    ++counters_.closed[reason];
-    ++closed[reason];
-  }
-  for (const auto& [reason, n] : closed) spdlog::info("closed {} idle connection{}: {}", n, n == 1 ? "" : "s", reason);
-}
-
-void Gateway::set_keepalive(tcp::socket& socket) const {
-  const config::Limits& l = config_.reloadable.limits;
-  const int fd = socket.native_handle();
-  const int on = l.keepalive_idle_ms > 0 ? 1 : 0;
-  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
-  if (on == 0) return;
-  const auto seconds = [](std::uint32_t ms) { return static_cast<int>((ms + 999) / 1000); };
-  const int idle = seconds(l.keepalive_idle_ms);
-  const int interval = seconds(l.keepalive_interval_ms);
-  const int probes = static_cast<int>(l.keepalive_probes);
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
-}
-
-bool Gateway::log_allowed(const std::string& kind) {
-  LogLimit& l = log_limits_[kind];
-  if (l.lines < kLogLinesPerSecond) {
-    ++l.lines;
-    return true;
-  }
-  ++l.held_back;
-  return false;
-}
-
-void Gateway::log_held_back() {
-  for (auto& [kind, l] : log_limits_) {
-    if (l.held_back > 0) spdlog::info("{} more \"{}\" events in the last second, not logged one by one", l.held_back, kind);
-    l = {};
-  }
 }
 
 // ------------------------------------------------------------ branch
@@ -624,7 +515,8 @@ void Gateway::every_second() {
       p->address_changes_logged = changes;
     }
   }
-  sweep_relays();
+  for (auto& [address, usage] : clients_) usage.memory_bytes = 0;
+  for (auto& p : peers_) sweep_relays(p->relays, connection(p->index));
   log_held_back();
   if (++ticks_ % kCacheSaveEverySeconds == 0) {
     if (auto err = save_cache()) spdlog::warn("temporal cache {}: {}", config_.cache_file, *err);

@@ -121,9 +121,11 @@ class Gateway final : public RelayOwner {
   std::string admission_refusal(const Peer& peer) const;
   // Branch: the same for a client at `client`, which may reclaim slots.
   std::string admit_client(Peer& peer, const config::Ip16& client);
-  std::size_t reclaim_for(Peer& peer, const config::Ip16& client);
+  // gateway_limits.cc
+  using RelayTable = std::unordered_map<Relay*, std::shared_ptr<Relay>>;
+  std::size_t reclaim_for(RelayTable& relays, const config::Ip16& client);
   // Once a second: idle and half-closed timeouts, each client's memory.
-  void sweep_relays();
+  void sweep_relays(RelayTable& relays, const tunnel::Connection* connection);
   void set_keepalive(boost::asio::ip::tcp::socket& socket) const;
   // At most kLogLinesPerSecond lines of one kind a second; the rest summed
   // up by log_held_back() once a second.

@@ -121,8 +121,12 @@ void Relay::close_quietly(std::uint64_t error_code) {
     }
   }
   stream_done_ = true;
-  boost::system::error_code ec;
-  socket_.close(ec);  // nothing unread (nothing_in_flight): a FIN, not an RST
+  if (!socket_read_open_ && !stream_fin_read_) {
+    reset_socket();  // its client finished and waits for the rest: a FIN would say "that was all"
+  } else {
+    boost::system::error_code ec;
+    socket_.close(ec);  // nothing unread (nothing_in_flight): a FIN, not an RST
+  }
   finish();
 }
 

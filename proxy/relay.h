@@ -105,8 +105,8 @@ class Relay : public std::enable_shared_from_this<Relay> {
   // the socket with an RST.
   void abort(std::uint64_t error_code);
   // Ends an idle relay (nothing_in_flight()): the socket gets a FIN as after
-  // a normal end, the stream a reset with `error_code` (the far side's
-  // socket may still be open).
+  // a normal end (an RST if its side had finished and it waits for the far
+  // side's rest), the stream a reset with `error_code`.
   void close_quietly(std::uint64_t error_code);
   // Started, and no byte held anywhere on the way: the stream's buffers,
   // the relay's, the socket's send and receive queues.
