@@ -222,6 +222,52 @@ TEST_F(ConnectionHog, AClientBeyondItsOwnLimitIsRefusedAndTheOthersAreNot) {
   std::printf("hog: 300 of 1,000 connections admitted, 700 refused in %zu log lines\n", lines);
 }
 
+// memory_per_client_bytes: a client whose downloads sit unread in the
+// gateway's buffers gets resets for new connections (once the next second's
+// sum sees it); another client does not, and the unread bytes still arrive.
+TEST_F(ConnectionHog, AClientOverItsMemoryIsRefusedAndTheOthersAreNot) {
+  start_branch_with("{memory_per_client_bytes: 262144}");
+  std::vector<int> readers;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(listener_port_);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    const std::string ask = "8000000\n";
+    ASSERT_TRUE(send_all(fd, std::vector<std::uint8_t>(ask.begin(), ask.end())));
+    readers.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2'200));  // buffers fill, a sweep sums them
+  EXPECT_EQ(read_error_after("10\n"), ECONNRESET);  // from 127.0.0.1, the same client
+  EXPECT_EQ(snapshot(*branch_).connections_refused["limit_client_memory"], 1u);
+  // Another client address is served.
+  const int other = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  inet_pton(AF_INET, kHog, &a.sin_addr);
+  ASSERT_EQ(::bind(other, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  a.sin_port = htons(listener_port_);
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  ASSERT_EQ(::connect(other, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ::shutdown(other, SHUT_WR);  // to the hold server: an idle connection, accepted
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(snapshot(*branch_).clients, 2u);
+  ::close(other);
+  for (int fd : readers) {
+    int error = 0;
+    const auto got = read_all(fd, &error);
+    ::close(fd);
+    EXPECT_EQ(error, 0);
+    EXPECT_EQ(got.size(), 8'000'000u);
+  }
+}
+
 // Idle and half-closed relays are closed (nothing was in flight), so a hog
 // that left or went quiet frees its slots; a relay with bytes in
 // flight to a client that does not read is left alone, and its bytes arrive.
