@@ -282,10 +282,10 @@ class MetricsExporter::Collector {
 class MetricsExporter::Server {
  public:
   Server(const asio::ip::tcp::endpoint& at, std::shared_ptr<Collector> collector)
-      : collector_(std::move(collector)), acceptor_(io_) {
+      : collector_(std::move(collector)), acceptor_(io_), retry_(io_) {
     acceptor_.open(at.protocol());
     acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true));
-    if (at.address().is_v6()) acceptor_.set_option(asio::ip::v6_only(true));
+    if (at.address().is_v6()) acceptor_.set_option(asio::ip::v6_only(false));  // [::]: both families
     acceptor_.bind(at);
     acceptor_.listen();
     accept_next();
@@ -295,6 +295,7 @@ class MetricsExporter::Server {
     asio::post(io_, [this] {
       boost::system::error_code ec;
       acceptor_.close(ec);
+      retry_.cancel();
       while (!clients_.empty()) close(clients_.front());
       io_.stop();
     });
@@ -318,8 +319,15 @@ class MetricsExporter::Server {
     auto c = std::make_shared<Client>(io_);
     acceptor_.async_accept(c->socket, [this, c](const boost::system::error_code& ec) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-      if (!ec) serve(c);
-      accept_next();  // EMFILE and friends: keep trying (the oldest client goes below)
+      if (!ec) {
+        serve(c);
+        return accept_next();
+      }
+      // EMFILE and friends: try again shortly, not in a busy loop.
+      retry_.expires_after(std::chrono::milliseconds(100));
+      retry_.async_wait([this](const boost::system::error_code& e) {
+        if (!e && acceptor_.is_open()) accept_next();
+      });
     });
   }
 
@@ -391,6 +399,7 @@ class MetricsExporter::Server {
   std::shared_ptr<Collector> collector_;
   asio::io_context io_;
   asio::ip::tcp::acceptor acceptor_;
+  asio::steady_timer retry_;
   std::list<ClientPtr> clients_;
   std::thread thread_;
 };
