@@ -160,6 +160,7 @@ class Gateway final : public RelayOwner {
     std::uint64_t memory_bytes = 0;  // as of the last sweep_relays()
   };
   std::map<config::Ip16, ClientUsage> clients_;  // branch: by LAN client address
+  Instant reclaim_barren_until_{};               // reclaim_for(): no rescan before
   struct LogLimit {
     std::uint32_t lines = 0;      // this second
     std::uint64_t held_back = 0;  // this second

@@ -20,6 +20,10 @@ namespace {
 // scan of the heaviest client's relays makes room for the next newcomers too).
 constexpr Duration kMinIdleToReclaim = std::chrono::seconds(1);
 constexpr std::size_t kReclaimBatch = 64;
+// A scan that found nothing to reclaim is not repeated for this long: a
+// flood of newcomers while the heaviest client is busy costs one scan, not
+// one per connection.
+constexpr Duration kReclaimRescanAfter = std::chrono::milliseconds(250);
 // Log lines of one kind a second; the rest are summed up once a second.
 constexpr std::uint32_t kLogLinesPerSecond = 10;
 }  // namespace
@@ -34,9 +38,10 @@ std::size_t Gateway::reclaim_for(RelayTable& relays, const config::Ip16& client)
     return a.second.connections < b.second.connections;
   });
   if (heaviest == clients_.end() || heaviest->second.connections <= mine + 1) return 0;
+  const Instant t = now();
+  if (t < reclaim_barren_until_) return 0;
   const config::Ip16 victim = heaviest->first;  // the entry may go while its relays end
   const std::uint32_t had = heaviest->second.connections;
-  const Instant t = now();
   std::vector<Relay*> idle;
   for (const auto& [r, relay] : relays) {
     if (r->client_address() == victim && r->has_stream() && t - r->last_activity() >= kMinIdleToReclaim) {
@@ -52,6 +57,7 @@ std::size_t Gateway::reclaim_for(RelayTable& relays, const config::Ip16& client)
     ++reclaimed;
   }
   counters_.closed["reclaimed"] += reclaimed;
+  if (reclaimed == 0) reclaim_barren_until_ = t + kReclaimRescanAfter;
   if (reclaimed > 0 && log_allowed("reclaim")) {
     spdlog::warn("gateway full ({} connections): reset {} idle connections of {} ({} open) for {}",
                  config_.reloadable.limits.connections_per_peer, reclaimed, config::ip16_to_string(victim), had,
