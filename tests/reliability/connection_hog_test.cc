@@ -67,6 +67,8 @@ constexpr const char* kHog = "127.0.0.2";
 
 class ConnectionHog : public LoopbackGateways {
  protected:
+  // Top-level YAML lines for the hub.
+  virtual std::string hub_extra() { return ""; }
   std::string hub_allow() override {
     return "[\"127.0.0.1/32:" + std::to_string(server_.port()) + "\", \"127.0.0.1/32:" + std::to_string(hold_.port()) +
            "\"]";
@@ -78,7 +80,10 @@ class ConnectionHog : public LoopbackGateways {
     r.rlim_cur = r.rlim_max;
     setrlimit(RLIMIT_NOFILE, &r);
     if (r.rlim_cur < 4 * kMaxHog + 512) GTEST_SKIP() << "needs " << 4 * kMaxHog + 512 << " descriptors";
-    LoopbackGateways::SetUp();
+    make_dir("egw-hog");
+    start_hub(hub_allow(), hub_extra());
+    set_target(loopback(server_.port()));
+    start_io();
     sink_ = std::make_shared<spdlog::sinks::ostream_sink_mt>(log_);
     spdlog::default_logger()->sinks().push_back(sink_);
   }
@@ -315,6 +320,29 @@ TEST_F(ConnectionHog, IdleAndHalfClosedRelaysAreClosedButNotOnesWithBytesInFligh
   for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], pattern(i)) << i;
   std::printf("300 idle or half-closed relays closed %.2f s after the hog went quiet (timeouts 1 s); the 32 MB reader "
               "intact\n", freed_s);
+}
+
+// The hub's relays time out too (its clients are the branch's streams): the
+// server gets a FIN, the branch's client a reset (its stream was reset).
+class ConnectionHogHubTimeouts : public ConnectionHog {
+ protected:
+  std::string hub_extra() override { return "limits: {idle_timeout_ms: 1000}\n"; }
+};
+
+TEST_F(ConnectionHogHubTimeouts, IdleRelaysAtTheHubAreClosed) {
+  start_branch_with("{}");
+  open_hog(100);
+  GatewaySnapshot h;
+  for (int i = 0; i < 100; ++i) {
+    h = snapshot(*hub_);
+    if (h.connections_open == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(h.connections_open, 0u);
+  EXPECT_EQ(h.connections_closed["idle_timeout"], 100u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(snapshot(*branch_).connections_open, 0u);
+  EXPECT_EQ(hog_states()["reset"], 100u);
 }
 
 }  // namespace
