@@ -278,7 +278,9 @@ class Loader {
     if (!n) return l;
     const std::string s = "limits";
     r_.only_keys(n, s, {"connections_per_peer", "stream_buffer_bytes", "memory_bytes", "connect_timeout_ms",
-                        "drain_timeout_ms"});
+                        "drain_timeout_ms", "connections_per_client", "memory_per_client_bytes", "idle_timeout_ms",
+                        "half_closed_timeout_ms", "keepalive_idle_ms", "keepalive_interval_ms",
+                        "keepalive_probes"});
     l.connections_per_peer = static_cast<std::uint32_t>(
         r_.integer_or(n, "connections_per_peer", s + ".connections_per_peer", l.connections_per_peer, 1, 1'000'000));
     l.stream_buffer_bytes = static_cast<std::uint64_t>(r_.integer_or(
@@ -291,7 +293,28 @@ class Loader {
         r_.integer_or(n, "connect_timeout_ms", s + ".connect_timeout_ms", l.connect_timeout_ms, 100, 120'000));
     l.drain_timeout_ms = static_cast<std::uint32_t>(
         r_.integer_or(n, "drain_timeout_ms", s + ".drain_timeout_ms", l.drain_timeout_ms, 0, 600'000));
+    client_limits(n, l);
     return l;
+  }
+
+  // Per-client admission, relay timeouts and keepalive (Limits' comments).
+  void client_limits(const YAML::Node& n, Limits& l) {
+    const std::string s = "limits";
+    const auto u32 = [&](const char* key, std::uint32_t fallback, std::int64_t min, std::int64_t max) {
+      return static_cast<std::uint32_t>(r_.integer_or(n, key, s + "." + key, fallback, min, max));
+    };
+    l.connections_per_client = u32("connections_per_client", l.connections_per_client, 1, 1'000'000);
+    l.memory_per_client_bytes = static_cast<std::uint64_t>(
+        r_.integer_or(n, "memory_per_client_bytes", s + ".memory_per_client_bytes",
+                      static_cast<std::int64_t>(l.memory_per_client_bytes), 64 * 1024, std::int64_t{1} << 40));
+    l.idle_timeout_ms = u32("idle_timeout_ms", l.idle_timeout_ms, 0, 604'800'000);
+    l.half_closed_timeout_ms = u32("half_closed_timeout_ms", l.half_closed_timeout_ms, 0, 604'800'000);
+    l.keepalive_idle_ms = u32("keepalive_idle_ms", l.keepalive_idle_ms, 0, 32'767'000);
+    l.keepalive_interval_ms = u32("keepalive_interval_ms", l.keepalive_interval_ms, 1'000, 32'767'000);
+    l.keepalive_probes = u32("keepalive_probes", l.keepalive_probes, 1, 127);
+    if (l.keepalive_idle_ms > 0 && l.keepalive_idle_ms < 1'000) {
+      r_.fail(n["keepalive_idle_ms"], s + ".keepalive_idle_ms", "expected 0 (off) or at least 1000 (the kernel counts seconds)");
+    }
   }
 
   const Reader& r_;

@@ -59,6 +59,19 @@ struct Limits {
   std::uint64_t memory_bytes = std::uint64_t{512} << 20;
   std::uint32_t connect_timeout_ms = 5'000;    // hub: TCP connect to the server
   std::uint32_t drain_timeout_ms = 10'000;     // SIGTERM: time open streams get to finish
+  // Branch: per LAN client address (one client must not take every slot of
+  // connections_per_peer or of memory_bytes). A hub's clients are its peers.
+  std::uint32_t connections_per_client = 4'096;
+  std::uint64_t memory_per_client_bytes = std::uint64_t{128} << 20;
+  // A relay with nothing in flight closed after this long without a byte
+  // either way (0: never); half-closed (one direction finished) sooner.
+  std::uint32_t idle_timeout_ms = 600'000;
+  std::uint32_t half_closed_timeout_ms = 15'000;
+  // TCP keepalive on both legs (client and server sockets): a peer that
+  // vanished without a FIN is found; 0 idle: off. The kernel counts seconds.
+  std::uint32_t keepalive_idle_ms = 60'000;
+  std::uint32_t keepalive_interval_ms = 10'000;
+  std::uint32_t keepalive_probes = 6;
 };
 
 // Reloaded by SIGHUP.

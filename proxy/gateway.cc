@@ -238,6 +238,11 @@ void Gateway::relay_finished(Relay& relay) {
   }
   const auto bytes = relay.bytes_by_class();
   for (std::size_t c = 0; c < bytes.size(); ++c) p.bytes_by_class_closed[c] += bytes[c];
+  if (relay.side() == Relay::Side::branch) {
+    if (auto c = clients_.find(relay.client_address()); c != clients_.end() && --c->second.connections == 0) {
+      clients_.erase(c);
+    }
+  }
   if (draining_ && drained_) drain_tick();
 }
 
@@ -280,6 +285,23 @@ std::string Gateway::admission_refusal(const Peer& peer) const {
 
 void Gateway::refuse(const std::string& reason) { ++counters_.refused[reason]; }
 
+// Branch admission: the client's own limits first (they refuse only the
+// client over them), then the gateway's; when the gateway is full of
+// connections, the heaviest client's longest-idle ones make room for a
+// lighter client. (Idle connections hold no memory: reclaiming them would
+// not help against limit_memory.)
+std::string Gateway::admit_client(Peer& peer, const config::Ip16& client) {
+  const config::Limits& l = config_.reloadable.limits;
+  if (draining_) return "draining";
+  if (const auto it = clients_.find(client); it != clients_.end()) {
+    if (it->second.connections >= l.connections_per_client) return "limit_client_connections";
+    if (it->second.memory_bytes >= l.memory_per_client_bytes) return "limit_client_memory";
+  }
+  if (peer.relays.size() >= l.connections_per_peer && reclaim_for(peer.relays, client) == 0) return "limit_connections";
+  if (memory_in_use() >= l.memory_bytes || windows_held(peer)) return "limit_memory";
+  return "";
+}
+
 // ------------------------------------------------------------ branch
 
 void Gateway::accept_next() {
@@ -297,19 +319,22 @@ void Gateway::on_accepted(tcp::socket socket) {
   const auto client = socket.remote_endpoint(ec);
   auto rst = [&](const std::string& reason) {
     refuse(reason);
-    spdlog::info("refused client {}: {}", endpoint_text(client), reason);
+    if (log_allowed("refused client: " + reason)) spdlog::info("refused client {}: {}", endpoint_text(client), reason);
     socket.set_option(asio::socket_base::linger(true, 0), ec);
     socket.close(ec);
   };
-  if (const std::string why = admission_refusal(peer); !why.empty()) return rst(why);
+  const config::Ip16 address = ip16_of(client.address());
+  if (const std::string why = admit_client(peer, address); !why.empty()) return rst(why);
   std::string error;
   const auto destination = resolve_destination_ ? resolve_destination_(socket.native_handle())
                                                 : original_destination(socket.native_handle(), &error);
   if (!destination) return rst("no_original_destination");
   if (!resolve_destination_ && is_listener_itself(*destination, acceptor_->native_handle())) return rst("loop");
   ++counters_.accepted;
+  set_keepalive(socket);
   auto relay = std::make_shared<Relay>(*this, std::move(socket), peer.index, Relay::Side::branch, *destination, now());
   peer.relays.emplace(relay.get(), relay);
+  ++clients_[address].connections;
   await_first_bytes(relay);
 }
 
@@ -387,7 +412,9 @@ void Gateway::on_peer_stream(Peer& peer, const tunnel::StreamOpened& opened) {
   }
   if (const std::string why = admission_refusal(peer); !why.empty()) {
     refuse(why);
-    spdlog::info("refused {} -> {}: {}", peer.session().peer().name, to_string(opened.destination), why);
+    if (log_allowed("refused stream: " + why)) {
+      spdlog::info("refused {} -> {}: {}", peer.session().peer().name, to_string(opened.destination), why);
+    }
     return reset(tunnel::kErrorGatewayLimit);
   }
   connect_to_server(peer, opened.id, opened);
@@ -423,6 +450,7 @@ void Gateway::connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpe
           return relay->abort(timeout ? tunnel::kErrorConnectTimeout : tunnel::kErrorConnectFailed);
         }
         ++counters_.accepted;
+        set_keepalive(relay->socket());
         // The hub's own destination rules win; otherwise the branch's hint,
         // corrected by the response's Content-Type.
         const Classifier::Decision d = classifier_->classify_open(relay->destination(), {});
@@ -487,6 +515,9 @@ void Gateway::every_second() {
       p->address_changes_logged = changes;
     }
   }
+  for (auto& [address, usage] : clients_) usage.memory_bytes = 0;
+  for (auto& p : peers_) sweep_relays(p->relays, connection(p->index));
+  log_held_back();
   if (++ticks_ % kCacheSaveEverySeconds == 0) {
     if (auto err = save_cache()) spdlog::warn("temporal cache {}: {}", config_.cache_file, *err);
   }
@@ -563,6 +594,11 @@ GatewaySnapshot Gateway::snapshot() const {
   s.uptime_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   s.connections_accepted = counters_.accepted;
   s.connections_refused = counters_.refused;
+  s.connections_closed = counters_.closed;
+  s.clients = clients_.size();
+  for (const auto& [address, usage] : clients_) {
+    s.client_connections_max = std::max<std::uint64_t>(s.client_connections_max, usage.connections);
+  }
   s.destinations_refused = counters_.destinations_refused;
   s.config_reloads = counters_.reloads;
   s.config_reload_failures = counters_.reload_failures;

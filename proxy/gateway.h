@@ -21,7 +21,14 @@
 //
 // Admission: beyond limits.connections_per_peer or limits.memory_bytes new
 // connections are refused with a reset, counted and logged; running ones
-// carry on. Reload (SIGHUP) swaps priorities, classes, allow lists and
+// carry on. The branch also bounds each LAN client address
+// (connections_per_client, memory_per_client_bytes), and when it is full,
+// a lighter client takes the place of the heaviest client's longest-idle
+// connections (reset: "reclaimed") before it is refused, as Envoy's
+// overload manager and HAProxy's per-source limits do. Relays idle past
+// idle_timeout_ms (half-closed: half_closed_timeout_ms) with nothing in
+// flight are closed, on both gateways; both legs use TCP keepalive. Log
+// lines about refusals are rate-limited: a flood is one event. Reload (SIGHUP) swaps priorities, classes, allow lists and
 // limits; drain (SIGTERM) stops accepting and lets streams finish.
 #pragma once
 
@@ -95,6 +102,7 @@ class Gateway final : public RelayOwner {
   struct Counters {
     std::uint64_t accepted = 0;
     std::map<std::string, std::uint64_t> refused;
+    std::map<std::string, std::uint64_t> closed;  // by the gateway: idle, half-closed, reclaimed
     std::map<std::string, std::uint64_t> destinations_refused;
     std::uint64_t reloads = 0;
     std::uint64_t reload_failures = 0;
@@ -111,6 +119,18 @@ class Gateway final : public RelayOwner {
 
   // Admission: the reason to refuse a new connection, or empty.
   std::string admission_refusal(const Peer& peer) const;
+  // Branch: the same for a client at `client`, which may reclaim slots.
+  std::string admit_client(Peer& peer, const config::Ip16& client);
+  // gateway_limits.cc
+  using RelayTable = std::unordered_map<Relay*, std::shared_ptr<Relay>>;
+  std::size_t reclaim_for(RelayTable& relays, const config::Ip16& client);
+  // Once a second: idle and half-closed timeouts, each client's memory.
+  void sweep_relays(RelayTable& relays, const tunnel::Connection* connection);
+  void set_keepalive(boost::asio::ip::tcp::socket& socket) const;
+  // At most kLogLinesPerSecond lines of one kind a second; the rest summed
+  // up by log_held_back() once a second.
+  bool log_allowed(const std::string& kind);
+  void log_held_back();
   bool windows_held(const Peer& peer) const;
   void refuse(const std::string& reason);
   std::uint64_t memory_in_use() const;
@@ -135,6 +155,17 @@ class Gateway final : public RelayOwner {
   bool draining_ = false;
   std::uint64_t ticks_ = 0;  // every_second() calls: the cache is saved every kCacheSaveEverySeconds
   Counters counters_;
+  struct ClientUsage {
+    std::uint32_t connections = 0;
+    std::uint64_t memory_bytes = 0;  // as of the last sweep_relays()
+  };
+  std::map<config::Ip16, ClientUsage> clients_;  // branch: by LAN client address
+  Instant reclaim_barren_until_{};               // reclaim_for(): no rescan before
+  struct LogLimit {
+    std::uint32_t lines = 0;      // this second
+    std::uint64_t held_back = 0;  // this second
+  };
+  std::map<std::string, LogLimit> log_limits_;
   // memory_in_use()'s parts that live in the relays, kept as running totals
   // (admission asks for every new connection: visiting every relay made
   // opening N connections O(N^2)).

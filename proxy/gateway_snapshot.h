@@ -78,6 +78,13 @@ struct GatewaySnapshot {
   // "connect_failed", "connect_timeout", "limit_connections", "limit_memory",
   // "tunnel_down", ...): a reset reached the client.
   std::map<std::string, std::uint64_t> connections_refused;
+  // Open connections the gateway closed itself, by reason: idle_timeout,
+  // half_closed_timeout, reclaimed (reset for a lighter client).
+  std::map<std::string, std::uint64_t> connections_closed;
+  // Branch: LAN client addresses with a connection open, and the most
+  // connections one of them has.
+  std::uint64_t clients = 0;
+  std::uint64_t client_connections_max = 0;
   // Destinations the hub refused, by reason ("not_allowed", "loopback",
   // "link_local", "own_address").
   std::map<std::string, std::uint64_t> destinations_refused;

@@ -4,24 +4,22 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <CivetServer.h>
-#include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
+// <utility> first: Boost 1.74's asio uses std::exchange without it (C++20).
+#include <utility>
+#include <boost/asio.hpp>
+
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
-#include <atomic>
 #include <charconv>
 #include <chrono>
+#include <list>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "common/build_info.h"
@@ -30,6 +28,7 @@ namespace egw::proxy {
 namespace {
 
 namespace pm = prometheus;
+namespace asio = boost::asio;
 using Labels = std::vector<pm::ClientMetric::Label>;
 
 void add_sample(pm::MetricFamily& family, double value, Labels labels = {}) {
@@ -121,6 +120,10 @@ constexpr GatewayMetric kGatewayMetrics[] = {
      [](const GatewaySnapshot& g) { return double(g.cache_misses); }},
     {"egw_cache_entries", "Paths held in the temporal cache.", kGauge,
      [](const GatewaySnapshot& g) { return double(g.cache_entries); }},
+    {"egw_clients", "Branch: LAN client addresses with a connection open.", kGauge,
+     [](const GatewaySnapshot& g) { return double(g.clients); }},
+    {"egw_client_connections_max", "Branch: the most connections one LAN client address has open.", kGauge,
+     [](const GatewaySnapshot& g) { return double(g.client_connections_max); }},
     {"egw_memory_in_use_bytes", "Relay and tunnel stream buffers in use.", kGauge,
      [](const GatewaySnapshot& g) { return double(g.memory_in_use_bytes); }},
     {"egw_memory_limit_bytes", "The configured limit on those buffers (limits.memory_bytes).", kGauge,
@@ -142,6 +145,10 @@ struct ReasonMetric {
 constexpr ReasonMetric kReasonMetrics[] = {
     {"egw_connections_refused_total", "Connections reset before any byte moved, by reason.",
      &GatewaySnapshot::connections_refused},
+    {"egw_connections_closed_total",
+     "Open connections the gateway closed itself, by reason (idle_timeout, half_closed_timeout: nothing in "
+     "flight; reclaimed: reset to make room for a lighter client).",
+     &GatewaySnapshot::connections_closed},
     {"egw_destinations_refused_total", "Destinations the hub refused, by reason.",
      &GatewaySnapshot::destinations_refused},
     {"egw_datagrams_dropped_total", "Tunnel datagrams dropped, by reason.",
@@ -233,64 +240,35 @@ std::optional<ListenAddress> parse_listen(const std::string& listen) {
   return a;
 }
 
-// civetweb's listener looks at its stop flag only when its poll() returns,
-// at the latest every 2 s (SOCKET_TIMEOUT_QUANTUM, fixed at build time); a
-// connection ends that poll at once. So, until `stopped`, one non-blocking
-// connection every 10 ms: stopping takes milliseconds instead of up to 2 s
-// (a SIGTERM that exits at once, restarts that do not wait).
-void knock_until(const ListenAddress& address, const std::atomic<bool>& stopped) {
-  sockaddr_storage to{};
-  socklen_t length = 0;
-  const std::string host = address.v6 ? address.host.substr(1, address.host.size() - 2) : address.host;
-  if (address.v6) {
-    auto* a6 = reinterpret_cast<sockaddr_in6*>(&to);
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons(static_cast<std::uint16_t>(address.port));
-    inet_pton(AF_INET6, host.c_str(), &a6->sin6_addr);
-    length = sizeof *a6;
-  } else {
-    auto* a4 = reinterpret_cast<sockaddr_in*>(&to);
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons(static_cast<std::uint16_t>(address.port));
-    inet_pton(AF_INET, host.c_str(), &a4->sin_addr);
-    length = sizeof *a4;
-  }
-  while (!stopped.load()) {
-    const int fd = ::socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
-      (void)::connect(fd, reinterpret_cast<const sockaddr*>(&to), length);
-      ::close(fd);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+// The /metrics server's bounds. Every client is asynchronous on the
+// exporter's one thread: an idle or slow one holds a socket and a timer,
+// never a worker, so N idle connections cannot stall a scrape. Beyond
+// kMaxClients the oldest is dropped for the newcomer (a scraper reconnects;
+// clients that hold connections open to starve it are what gets dropped).
+constexpr std::size_t kMaxClients = 32;
+constexpr auto kRequestTimeout = std::chrono::seconds(2);   // the request head, from accept
+constexpr auto kResponseTimeout = std::chrono::seconds(5);  // the response taken by the client
+constexpr std::size_t kMaxRequestBytes = 8 * 1024;
+
+std::string http_response(const std::string& status, const std::string& type, const std::string& body,
+                          bool head_only) {
+  std::string out = "HTTP/1.1 " + status + "\r\nContent-Type: " + type +
+                    "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
+  if (!head_only) out += body;
+  return out;
 }
-
-// civetweb reports why it could not start ("cannot bind to 127.0.0.1:9470:
-// 98 (Address already in use)") only to its log callback, on the thread that
-// starts it; the exception it throws just says "null context". The first
-// message wins: the next is the generic "Failed to setup server ports".
-thread_local std::string* startup_error = nullptr;
-
-int capture_startup_error(const mg_connection*, const char* message) {
-  if (startup_error == nullptr) return 0;  // a worker's message: civetweb's default handling
-  if (startup_error->empty()) *startup_error = message;
-  return 1;
-}
-
-constexpr unsigned kCivetwebFeatureIpv6 = 8;  // mg_check_feature()
 
 }  // namespace
 
-class MetricsExporter::Collector final : public pm::Collectable {
+class MetricsExporter::Collector {
  public:
-  std::vector<pm::MetricFamily> Collect() const override {
+  std::string render() const {
     std::shared_ptr<const GatewaySnapshot> latest;
     {
       std::lock_guard lock(mutex_);
       latest = latest_;
     }
-    if (!latest) return {};
-    return metric_families(*latest);
+    return latest ? render_prometheus(*latest) : std::string();
   }
 
   void publish(std::shared_ptr<const GatewaySnapshot> snapshot) {
@@ -304,47 +282,150 @@ class MetricsExporter::Collector final : public pm::Collectable {
   std::shared_ptr<const GatewaySnapshot> latest_;
 };
 
+// A minimal HTTP/1.1 server: one request per connection, answered and closed.
+class MetricsExporter::Server {
+ public:
+  Server(const asio::ip::tcp::endpoint& at, std::shared_ptr<Collector> collector)
+      : collector_(std::move(collector)), acceptor_(io_), retry_(io_) {
+    acceptor_.open(at.protocol());
+    acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true));
+    if (at.address().is_v6()) acceptor_.set_option(asio::ip::v6_only(false));  // [::]: both families
+    acceptor_.bind(at);
+    acceptor_.listen();
+    accept_next();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~Server() {
+    asio::post(io_, [this] {
+      boost::system::error_code ec;
+      acceptor_.close(ec);
+      retry_.cancel();
+      while (!clients_.empty()) close(clients_.front());
+      io_.stop();
+    });
+    thread_.join();
+  }
+  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  struct Client {
+    explicit Client(asio::io_context& io) : socket(io), deadline(io) {}
+    asio::ip::tcp::socket socket;
+    asio::steady_timer deadline;
+    std::string in;
+    std::string out;
+    std::list<std::shared_ptr<Client>>::iterator at;  // in clients_, oldest first
+    bool closed = false;
+  };
+  using ClientPtr = std::shared_ptr<Client>;
+
+  void accept_next() {
+    auto c = std::make_shared<Client>(io_);
+    acceptor_.async_accept(c->socket, [this, c](const boost::system::error_code& ec) {
+      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+      if (!ec) {
+        serve(c);
+        return accept_next();
+      }
+      // EMFILE and friends: try again shortly, not in a busy loop.
+      retry_.expires_after(std::chrono::milliseconds(100));
+      retry_.async_wait([this](const boost::system::error_code& e) {
+        if (!e && acceptor_.is_open()) accept_next();
+      });
+    });
+  }
+
+  void serve(const ClientPtr& c) {
+    if (clients_.size() >= kMaxClients) close(clients_.front());
+    c->at = clients_.insert(clients_.end(), c);
+    arm(c, kRequestTimeout);
+    asio::async_read_until(c->socket, asio::dynamic_buffer(c->in, kMaxRequestBytes), "\r\n\r\n",
+                           [this, c](const boost::system::error_code& ec, std::size_t) {
+                             if (c->closed) return;
+                             if (ec) return close(c);  // EOF, reset, or a head beyond kMaxRequestBytes
+                             respond(c);
+                           });
+  }
+
+  void respond(const ClientPtr& c) {
+    const std::string line = c->in.substr(0, c->in.find("\r\n"));
+    const auto sp1 = line.find(' ');
+    const auto sp2 = line.find(' ', sp1 == std::string::npos ? sp1 : sp1 + 1);
+    const std::string method = line.substr(0, sp1);
+    const std::string target =
+        sp1 == std::string::npos ? "" : line.substr(sp1 + 1, sp2 == std::string::npos ? sp2 : sp2 - sp1 - 1);
+    const std::string path = target.substr(0, target.find('?'));
+    const bool head = method == "HEAD";
+    if (method != "GET" && !head) {
+      c->out = http_response("405 Method Not Allowed", "text/plain", "GET /metrics\n", false);
+    } else if (path != "/metrics") {
+      c->out = http_response("404 Not Found", "text/plain", "GET /metrics\n", head);
+    } else {
+      c->out = http_response("200 OK", "text/plain; version=0.0.4; charset=utf-8", collector_->render(), head);
+    }
+    arm(c, kResponseTimeout);
+    asio::async_write(c->socket, asio::buffer(c->out), [this, c](const boost::system::error_code& ec, std::size_t) {
+      if (c->closed) return;
+      if (ec) return close(c);
+      // FIN, then wait for the client's: closing with its bytes unread would
+      // reset the connection and could discard the response in flight.
+      boost::system::error_code ignored;
+      c->socket.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+      drain(c);
+    });
+  }
+
+  void drain(const ClientPtr& c) {
+    c->in.resize(512);
+    c->socket.async_read_some(asio::buffer(c->in), [this, c](const boost::system::error_code& ec, std::size_t) {
+      if (c->closed) return;
+      if (ec) return close(c);
+      drain(c);
+    });
+  }
+
+  void arm(const ClientPtr& c, std::chrono::steady_clock::duration timeout) {
+    c->deadline.expires_after(timeout);
+    c->deadline.async_wait([this, c](const boost::system::error_code& ec) {
+      if (!ec && !c->closed) close(c);
+    });
+  }
+
+  void close(const ClientPtr& c) {
+    if (c->closed) return;
+    c->closed = true;
+    boost::system::error_code ignored;
+    c->socket.close(ignored);
+    c->deadline.cancel();
+    clients_.erase(c->at);
+  }
+
+  std::shared_ptr<Collector> collector_;
+  asio::io_context io_;
+  asio::ip::tcp::acceptor acceptor_;
+  asio::steady_timer retry_;
+  std::list<ClientPtr> clients_;
+  std::thread thread_;
+};
+
 MetricsExporter::MetricsExporter(const std::string& listen) : collector_(std::make_shared<Collector>()) {
   const auto address = parse_listen(listen);
   if (!address) {
     throw std::runtime_error("metrics listen address \"" + listen +
                              "\" is not IPv4:PORT or [IPv6]:PORT (e.g. 127.0.0.1:9470, [::1]:9470)");
   }
-  if (address->v6 && !mg_check_feature(kCivetwebFeatureIpv6)) {
-    throw std::runtime_error("metrics listen address " + listen +
-                             ": the installed civetweb (prometheus-cpp's HTTP server) has no IPv6 "
-                             "support; use an IPv4 address");
-  }
-  // Two threads: a stalled client does not hold up a scrape for request_timeout_ms.
-  const std::vector<std::string> options = {
-      "listening_ports", address->host + ":" + std::to_string(address->port),
-      "num_threads", "2",
-      "request_timeout_ms", "5000",
-  };
-  CivetCallbacks callbacks;
-  callbacks.log_message = capture_startup_error;
-  std::string error;
-  startup_error = &error;
+  const std::string host = address->v6 ? address->host.substr(1, address->host.size() - 2) : address->host;
+  const asio::ip::tcp::endpoint at(asio::ip::make_address(host), static_cast<std::uint16_t>(address->port));
   try {
-    exposer_ = std::make_unique<pm::Exposer>(options, &callbacks);
-  } catch (const std::exception& e) {
-    startup_error = nullptr;
-    throw std::runtime_error("cannot serve metrics on " + listen + ": " + (error.empty() ? e.what() : error));
+    server_ = std::make_unique<Server>(at, collector_);
+  } catch (const boost::system::system_error& e) {
+    throw std::runtime_error("cannot serve metrics on " + listen + ": " + e.code().message());
   }
-  startup_error = nullptr;
-  exposer_->RegisterCollectable(collector_);
-  const auto ports = exposer_->GetListeningPorts();
   bound_ = *address;
-  if (!ports.empty()) bound_.port = ports.front();
+  bound_.port = server_->port();
 }
 
-MetricsExporter::~MetricsExporter() {
-  std::atomic<bool> stopped{false};
-  std::thread knocker([&] { knock_until(bound_, stopped); });
-  exposer_.reset();
-  stopped = true;
-  knocker.join();
-}
+MetricsExporter::~MetricsExporter() = default;
 
 void MetricsExporter::publish(GatewaySnapshot snapshot) {
   collector_->publish(std::make_shared<const GatewaySnapshot>(std::move(snapshot)));

@@ -1,5 +1,8 @@
 // Prometheus metrics of the running gateway, served at http://LISTEN/metrics
-// by prometheus-cpp's pull Exposer (civetweb, its own threads).
+// by a small Boost.Asio HTTP server on the exporter's own thread: one
+// request per connection, every client asynchronous and bounded (a request
+// timeout, at most 32 connections: the oldest makes room), so idle
+// connections hold no worker and cannot stall a scrape.
 //
 // No registry of live counters: the gateway publishes a GatewaySnapshot (on
 // its I/O thread, e.g. every second) and each scrape renders the latest one.
@@ -12,15 +15,11 @@
 
 #include "proxy/gateway_snapshot.h"
 
-namespace prometheus {
-class Exposer;
-}
-
 namespace egw::proxy {
 
 // Where the exporter listens.
 struct MetricsListenAddress {
-  std::string host;  // as civetweb wants it: "127.0.0.1", "[::1]"
+  std::string host;  // "127.0.0.1", "[::1]"
   bool v6 = false;
   int port = 0;
 };
@@ -31,9 +30,7 @@ class MetricsExporter {
   // "[IPv6]:PORT", port 0 picks a free one. Throws std::runtime_error (one
   // line, naming the address) if LISTEN is malformed or cannot be bound.
   explicit MetricsExporter(const std::string& listen);
-  // Stops civetweb and joins its threads, in milliseconds (it knocks at
-  // civetweb's listener, which otherwise notices a stop only when its 2 s
-  // poll() ends). Not for the I/O thread mid-run.
+  // Closes every connection and joins the server's thread (milliseconds).
   ~MetricsExporter();
   MetricsExporter(const MetricsExporter&) = delete;
   MetricsExporter& operator=(const MetricsExporter&) = delete;
@@ -47,10 +44,11 @@ class MetricsExporter {
 
  private:
   class Collector;
+  class Server;
 
   std::shared_ptr<Collector> collector_;
-  // After collector_: stopped (its threads joined) before the collector goes.
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  // After collector_: stopped (its thread joined) before the collector goes.
+  std::unique_ptr<Server> server_;
   MetricsListenAddress bound_;  // port 0 resolved
 };
 

@@ -1,5 +1,7 @@
 #include "proxy/relay.h"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -16,6 +18,19 @@ namespace {
 constexpr std::size_t kMaxBytesPerWakeup = 256 * 1024;
 }  // namespace
 
+config::Ip16 ip16_of(const asio::ip::address& address) {
+  config::Ip16 out{};
+  if (address.is_v6()) {
+    const auto b = address.to_v6().to_bytes();
+    std::copy(b.begin(), b.end(), out.begin());
+  } else {
+    const auto b = address.to_v4().to_bytes();
+    out[10] = out[11] = 0xff;
+    std::copy(b.begin(), b.end(), out.begin() + 12);
+  }
+  return out;
+}
+
 Relay::Relay(RelayOwner& owner, asio::ip::tcp::socket socket, std::size_t session, Side side,
              tunnel::Destination destination, Instant created)
     : owner_(owner),
@@ -23,9 +38,11 @@ Relay::Relay(RelayOwner& owner, asio::ip::tcp::socket socket, std::size_t sessio
       session_(session),
       side_(side),
       destination_(destination),
-      created_(created) {
+      created_(created),
+      last_activity_(created) {
   boost::system::error_code ec;
   if (side_ == Side::branch) client_ = socket_.remote_endpoint(ec);
+  client_address_ = ip16_of(client_.address());
 }
 
 Relay::~Relay() = default;
@@ -95,6 +112,37 @@ void Relay::on_connection_closed() {
   finish();
 }
 
+void Relay::close_quietly(std::uint64_t error_code) {
+  if (finished_) return;
+  if (stream_assigned_ && !stream_done_) {
+    if (tunnel::Connection* c = owner_.connection(session_)) {
+      c->stream_reset(id_, error_code, owner_.now());
+      owner_.service_soon(session_);
+    }
+  }
+  stream_done_ = true;
+  if (!socket_read_open_ && !stream_fin_read_) {
+    reset_socket();  // its client finished and waits for the rest: a FIN would say "that was all"
+  } else {
+    boost::system::error_code ec;
+    socket_.close(ec);  // nothing unread (nothing_in_flight): a FIN, not an RST
+  }
+  finish();
+}
+
+bool Relay::nothing_in_flight() {
+  if (!stream_started_ || finished_ || pending_bytes() > 0 || blocked_on_stream_ || waiting_writable_) return false;
+  if (!stream_done_) {
+    const tunnel::Connection* c = owner_.connection(session_);
+    if (c && c->stream_buffered_bytes(id_) > 0) return false;
+  }
+  if (!socket_.is_open()) return true;
+  int queued = 0;
+  if (::ioctl(socket_.native_handle(), SIOCOUTQ, &queued) != 0 || queued > 0) return false;  // not yet acked
+  if (::ioctl(socket_.native_handle(), SIOCINQ, &queued) != 0 || queued > 0) return false;   // not yet read
+  return true;
+}
+
 void Relay::abort(std::uint64_t error_code) {
   if (finished_) return;
   if (stream_assigned_ && !stream_done_) {
@@ -133,6 +181,7 @@ void Relay::pump_socket_to_stream() {
       // tickets (an image joining as `bulk` got 1 ticket instead of 3).
       if (sniffing_response) owner_.on_response_bytes(*this, bytes);
       c->stream_write(id_, bytes, owner_.now());
+      touch();
       counters_.bytes_to_server += side_ == Side::branch ? bytes.size() : 0;
       counters_.bytes_to_client += side_ == Side::hub ? bytes.size() : 0;
       moved += bytes.size();
@@ -140,6 +189,7 @@ void Relay::pump_socket_to_stream() {
     }
     if (n == 0) {  // EOF: the TCP side finished sending
       socket_read_open_ = false;
+      touch();
       c->stream_finish(id_, owner_.now());
       break;
     }
@@ -176,7 +226,10 @@ void Relay::pump_stream_to_socket() {
     }
     if (n == 0 || fin) break;
   }
-  if (read_any) owner_.service_soon(session_);  // credit (MAX_STREAM_DATA) may be due
+  if (read_any) {
+    touch();
+    owner_.service_soon(session_);  // credit (MAX_STREAM_DATA) may be due
+  }
   if (finished_) return;
   if (stream_fin_read_ && pending_bytes() == 0 && !socket_write_shut_) {
     boost::system::error_code ec;
@@ -192,6 +245,7 @@ bool Relay::flush_pending() {
                              MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n > 0) {
       pending_at_ += static_cast<std::size_t>(n);
+      touch();
       continue;
     }
     if (n < 0 && errno == EINTR) continue;

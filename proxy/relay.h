@@ -19,6 +19,11 @@
 // client never mistakes a truncated transfer for a complete one. The relay is
 // done when the stream closed and both directions finished, or after a reset.
 //
+// Timeouts. The relay remembers when a byte last moved either way; the
+// gateway closes one idle for too long (close_quietly), but only when
+// nothing_in_flight(): no byte in the stream's buffers, the relay's or the
+// socket's queues, so a timeout never drops a byte unseen.
+//
 // Lifetime: owned by the gateway's table (shared_ptr); every pending Asio
 // operation holds a shared_ptr too, so a finished relay is freed when its
 // last wait completes (with operation_aborted after close()).
@@ -36,11 +41,16 @@
 
 #include "common/content_class.h"
 #include "common/units.h"
+#include "config/net_prefix.h"
 #include "tunnel/connection.h"
 
 namespace egw::proxy {
 
 class Relay;
+
+// An address as the per-client key: IPv4 as ::ffff:a.b.c.d, so a dual-stack
+// listener's IPv4 clients and a v4 listener's are the same client.
+config::Ip16 ip16_of(const boost::asio::ip::address& address);
 
 // What a relay needs from the gateway that owns it.
 class RelayOwner {
@@ -94,6 +104,18 @@ class Relay : public std::enable_shared_from_this<Relay> {
   // Ends the relay at once: resets the stream (if any) with `error_code` and
   // the socket with an RST.
   void abort(std::uint64_t error_code);
+  // Ends an idle relay (nothing_in_flight()): the socket gets a FIN as after
+  // a normal end (an RST if its side had finished and it waits for the far
+  // side's rest), the stream a reset with `error_code`.
+  void close_quietly(std::uint64_t error_code);
+  // Started, and no byte held anywhere on the way: the stream's buffers,
+  // the relay's, the socket's send and receive queues.
+  bool nothing_in_flight();
+  // Started and a direction finished (a FIN seen one way, or both ways and
+  // the stream not yet closed).
+  bool half_closed() const { return stream_started_ && (!socket_read_open_ || stream_fin_read_); }
+  // When a byte (or a FIN) last moved either way; creation before any.
+  Instant last_activity() const { return last_activity_; }
 
   boost::asio::ip::tcp::socket& socket() { return socket_; }
   std::size_t session() const { return session_; }
@@ -103,6 +125,8 @@ class Relay : public std::enable_shared_from_this<Relay> {
   const tunnel::Destination& destination() const { return destination_; }
   // The client's address (branch; kept: the socket forgets it once closed).
   const boost::asio::ip::tcp::endpoint& client() const { return client_; }
+  // Branch: the client's address (IPv4 as ::ffff:a.b.c.d), its per-client key.
+  const config::Ip16& client_address() const { return client_address_; }
   ContentClass content_class() const { return class_; }
   // Bytes carried from now on count under `cls`; those before stay with the
   // class they were counted under (bytes_by_class()).
@@ -132,6 +156,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   void reset_socket();
   void finish();
   void account_pending();  // tells the owner how pending_bytes() changed
+  void touch() { last_activity_ = owner_.now(); }
 
   RelayOwner& owner_;
   boost::asio::ip::tcp::socket socket_;
@@ -139,7 +164,9 @@ class Relay : public std::enable_shared_from_this<Relay> {
   Side side_;
   tunnel::Destination destination_;
   boost::asio::ip::tcp::endpoint client_;
+  config::Ip16 client_address_{};
   Instant created_;
+  Instant last_activity_;
   StreamId id_ = 0;
   ContentClass class_ = ContentClass::bulk;
   RelayCounters counters_;

@@ -810,6 +810,12 @@ void Connection::set_scheduler_config(const congestion::SchedulerConfig& schedul
 
 bool Connection::stream_exists(StreamId id) const { return impl_->streams.contains(id); }
 
+std::uint64_t Connection::stream_buffered_bytes(StreamId id) const {
+  auto it = impl_->streams.find(id);
+  if (it == impl_->streams.end()) return 0;
+  return it->second.send.buffered_bytes() + it->second.recv.buffered_bytes();
+}
+
 std::optional<ContentClass> Connection::stream_class(StreamId id) const {
   auto it = impl_->streams.find(id);
   if (it == impl_->streams.end()) return std::nullopt;

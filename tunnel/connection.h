@@ -242,6 +242,10 @@ class Connection {
   // at their next packet, without back-credit.
   void set_scheduler_config(const congestion::SchedulerConfig& scheduler);
   bool stream_exists(StreamId id) const;
+  // Bytes the stream holds: written and not yet acknowledged, plus received
+  // and not yet read (0 for an unknown stream). A gateway closes an idle
+  // stream only when nothing is in flight.
+  std::uint64_t stream_buffered_bytes(StreamId id) const;
   // The class the stream is scheduled with (ours, or the latest STREAM_CLASS
   // from the peer); nullopt for an unknown stream.
   std::optional<ContentClass> stream_class(StreamId id) const;

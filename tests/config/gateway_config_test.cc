@@ -100,6 +100,34 @@ TEST_F(GatewayConfigTest, HubWithSettings) {
   EXPECT_EQ(c.cache.capacity, 10u);
 }
 
+// Per-client limits, relay timeouts and keepalive (issue 19): defaults, values, errors.
+TEST_F(GatewayConfigTest, ClientLimitsTimeoutsAndKeepalive) {
+  const Limits defaults;
+  EXPECT_EQ(defaults.connections_per_client, 4'096u);
+  EXPECT_EQ(defaults.memory_per_client_bytes, std::uint64_t{128} << 20);
+  EXPECT_EQ(defaults.idle_timeout_ms, 600'000u);
+  EXPECT_EQ(defaults.half_closed_timeout_ms, 15'000u);
+  EXPECT_EQ(defaults.keepalive_idle_ms, 60'000u);
+  auto r = load_gateway_config(write(
+      "c.yaml", branch("limits: {connections_per_client: 300, memory_per_client_bytes: 1048576, idle_timeout_ms: 0,\n"
+                       "         half_closed_timeout_ms: 2500, keepalive_idle_ms: 0, keepalive_interval_ms: 5000,\n"
+                       "         keepalive_probes: 3}\n")));
+  ASSERT_TRUE(std::holds_alternative<GatewayConfig>(r)) << std::get<std::string>(r);
+  const Limits& l = std::get<GatewayConfig>(r).reloadable.limits;
+  EXPECT_EQ(l.connections_per_client, 300u);
+  EXPECT_EQ(l.memory_per_client_bytes, 1'048'576u);
+  EXPECT_EQ(l.idle_timeout_ms, 0u);
+  EXPECT_EQ(l.half_closed_timeout_ms, 2'500u);
+  EXPECT_EQ(l.keepalive_idle_ms, 0u);
+  EXPECT_EQ(l.keepalive_interval_ms, 5'000u);
+  EXPECT_EQ(l.keepalive_probes, 3u);
+  const std::string zero = error_of(branch("limits:\n  connections_per_client: 0\n"));
+  EXPECT_NE(zero.find("c.yaml:10: limits.connections_per_client: expected"), std::string::npos) << zero;
+  const std::string sub_second = error_of(branch("limits:\n  keepalive_idle_ms: 500\n"));
+  EXPECT_NE(sub_second.find("c.yaml:10: limits.keepalive_idle_ms: expected 0 (off) or at least 1000"), std::string::npos)
+      << sub_second;
+}
+
 TEST_F(GatewayConfigTest, ErrorsNameFileLineAndKey) {
   const std::string unknown = error_of(branch("limits:\n  memory_bytez: 5\n"));
   EXPECT_NE(unknown.find("c.yaml:10: limits.memory_bytez: unknown key"), std::string::npos) << unknown;

@@ -14,8 +14,9 @@
 # Scenarios (limits set by SIGHUP reloads, as an operator would):
 #   1  connection limit at the branch (connections_per_peer: 20): 20 slow
 #      downloads hold it, 30 more connections each get a reset within 2 s,
-#      egw_connections_refused_total{reason="limit_connections"} and the log
-#      say so once per refusal, the 20 complete with their SHA-256 right
+#      egw_connections_refused_total{reason="limit_connections"} counts each,
+#      the log says so (rate-limited: at most 10 lines a second per reason,
+#      the rest summed up), the 20 complete with their SHA-256 right
 #   2  the same limit at the hub: the client still sees a reset
 #   3  slow readers: 200 clients ask for 4 MB each and never read; 10
 #      downloads of 2 MB beside them complete, SHA-256 checked, the slowest
@@ -145,10 +146,10 @@ connection_limit() {
   refused_n=$(($(metric "$role" 'egw_connections_refused_total{reason="limit_connections"}') - refused0))
   logged=$(($(grep -c -- "$pattern" "$D/$role.log") - logged0))
   set_limits "$role" ""
-  if [[ $refused_rc -eq 0 && $held_rc -eq 0 && $refused_n -eq 30 && $logged -eq 30 ]]; then
+  if [[ $refused_rc -eq 0 && $held_rc -eq 0 && $refused_n -eq 30 && $logged -ge 1 && $logged -le 30 ]]; then
     line PASS "$id" "30 of 30 refused with a reset (slowest $(field "$refused" slowest_s) s), metric +$refused_n, $logged log lines ('$(grep -- "$pattern" "$D/$role.log" | tail -n1 | cut -d' ' -f3-)'); the 20 held: $(field "$held" ok) of 20 SHA-256 right, slowest $(field "$held" slowest_s) s"
   else
-    line FAIL "$id" "refused: $refused; metric +$refused_n (want 30), log lines +$logged (want 30); held: $held"
+    line FAIL "$id" "refused: $refused; metric +$refused_n (want 30), log lines +$logged (want 1..30); held: $held"
     log_tail
   fi
 }
@@ -240,7 +241,7 @@ if wanted 4; then
     text="200 stalled: buffered branch $((mem_b >> 20)) MiB hub $((mem_h >> 20)) MiB; 10 new connections: $(field "$refused" outcomes), limit_memory refusals +$refused_n, log lines +$logged; the 2 running: $(field "$(cat "$tmp/run4.out")" ok) of 2 SHA-256 right, slowest $(field "$(cat "$tmp/run4.out")" slowest_s) s; $(alive_count) of 2 alive"
     for role in branch hub; do set_limits "$role" ""; done
     resets=$(field "$refused" 'outcomes.get("reset", 0)')
-    if [[ $refused_rc -eq 0 && $resets -ge 1 && $refused_n -ge $resets && $logged -ge $resets && $run_rc -eq 0 &&
+    if [[ $refused_rc -eq 0 && $resets -ge 1 && $refused_n -ge $resets && $logged -ge 1 && $run_rc -eq 0 &&
       $(alive_count) -eq 2 ]]; then
       line PASS "$id" "$text"
     else

@@ -57,6 +57,9 @@ GatewaySnapshot snapshot() {
   s.connections_open = 7;
   s.connections_accepted = 123;
   s.connections_refused["connect_timeout"] = 3;
+  s.connections_closed["reclaimed"] = 64;
+  s.clients = 2;
+  s.client_connections_max = 1000;
   s.datagrams_dropped["bad_mac1"] = 9;
   s.cookie_replies_sent = 490;
   s.cache_hits = 5;
@@ -87,6 +90,10 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
   for (const char* line : {
            "# TYPE egw_info gauge",
            "egw_info{role=\"branch\"} 1",
+           "# TYPE egw_connections_closed_total counter",
+           "egw_connections_closed_total{reason=\"reclaimed\"} 64",
+           "egw_clients 2",
+           "egw_client_connections_max 1000",
            "# TYPE egw_uptime_seconds gauge",
            "egw_uptime_seconds 3600.5",
            "# TYPE egw_ensemble_cwnd_bytes gauge",
@@ -145,7 +152,7 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 36u);  // egw_info, egw_build_info + 12 gateway + 3 by reason + 16 ensemble + 3 stream
+  EXPECT_EQ(type.size(), 39u);  // egw_info, egw_build_info + 14 gateway + 4 by reason + 16 ensemble + 3 stream
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {
@@ -175,11 +182,14 @@ TEST(RenderPrometheus, StreamSeriesAreSummedPerPeer) {
 }
 
 // A plain HTTP/1.0 GET (the server closes after the response), bounded in time.
-std::string http_get(const std::string& address, const std::string& target) {
+std::string http_get(const std::string& address, const std::string& target,
+                     std::chrono::milliseconds within = std::chrono::seconds(10)) {
   const auto colon = address.rfind(':');
+  std::string host = address.substr(0, colon);
+  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
   asio::io_context io;
   asio::ip::tcp::socket socket(io);
-  const asio::ip::tcp::endpoint server(asio::ip::make_address(address.substr(0, colon)),
+  const asio::ip::tcp::endpoint server(asio::ip::make_address(host),
                                        static_cast<unsigned short>(std::stoi(address.substr(colon + 1))));
   const std::string request = "GET " + target + " HTTP/1.0\r\nHost: test\r\n\r\n";
   std::string response;
@@ -198,7 +208,7 @@ std::string http_get(const std::string& address, const std::string& target) {
                        [&](boost::system::error_code ec, std::size_t) { result = ec; });
     });
   });
-  io.run_for(std::chrono::seconds(10));
+  io.run_for(within);
   if (result != asio::error::eof) throw std::runtime_error("GET " + address + target + ": " + result.message());
   return response;
 }
@@ -227,12 +237,11 @@ TEST(MetricsExporter, ServesTheLatestSnapshotOverHttp) {
   const auto second = http_get(address, "/metrics");
   EXPECT_TRUE(contains(second, "\negw_ensemble_cwnd_bytes{peer=\"hub-1\",key=\"k1\"} 120000\n"));
   EXPECT_TRUE(contains(second, "\negw_connections_accepted_total 124\n"));
-  // The body is render_prometheus, after the Exposer's own exposer_* families.
+  // The body is render_prometheus, nothing else.
   EXPECT_TRUE(second.ends_with("\n" + render_prometheus(s))) << second;
 }
 
-// civetweb alone takes up to 2 s to stop (its listener's poll quantum): a
-// gateway's SIGTERM and every restart waited for it. The exporter knocks.
+// A gateway's SIGTERM and every restart wait for the exporter to stop.
 TEST(MetricsExporter, StopsWithinAQuarterSecondAndFreesItsPort) {
   for (int i = 0; i < 3; ++i) {
     std::string address;
@@ -281,10 +290,59 @@ TEST(MetricsExporter, Ipv6IsServedOrRefusedClearly) {
   try {
     MetricsExporter exporter("[::1]:0");
     EXPECT_TRUE(exporter.listen_address().starts_with("[::1]:")) << exporter.listen_address();
+    exporter.publish(snapshot());
+    EXPECT_TRUE(contains(http_get(exporter.listen_address(), "/metrics"), "egw_connections_open 7"));
   } catch (const std::runtime_error& e) {
-    // Debian 12's civetweb is built without IPv6.
-    EXPECT_TRUE(contains(std::string(e.what()), "no IPv6 support"));
+    // A host without ::1 (IPv6 disabled).
+    EXPECT_TRUE(contains(std::string(e.what()), "cannot serve metrics on [::1]:0: "));
   }
+}
+
+// Connections that never send a request (or never finish one) must not hold
+// the server: with civetweb's two worker threads and its 5 s request
+// timeout, four idle local connections stalled every scrape. Now an idle
+// connection holds no worker, and beyond 32 the oldest makes room.
+TEST(MetricsExporter, IdleConnectionsDoNotStallAScrape) {
+  MetricsExporter exporter("127.0.0.1:0");
+  exporter.publish(snapshot());
+  const auto address = exporter.listen_address();
+  const auto port = static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+  asio::io_context io;
+  std::vector<asio::ip::tcp::socket> idle;
+  for (int i = 0; i < 100; ++i) {
+    auto& s = idle.emplace_back(io);
+    s.connect({asio::ip::make_address("127.0.0.1"), port});
+    if (i % 2 == 1) asio::write(s, asio::buffer(std::string("GET /metrics HTTP/1.1\r\n")));  // never ends
+  }
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto response = http_get(address, "/metrics", std::chrono::milliseconds(1000));
+    EXPECT_TRUE(contains(response, "\negw_connections_open 7\n"));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  }
+}
+
+// A connection that sends nothing is closed after the request timeout (2 s);
+// unknown paths get a 404.
+TEST(MetricsExporter, ClosesASilentConnectionAndAnswersOtherPathsWith404) {
+  MetricsExporter exporter("127.0.0.1:0");
+  const auto address = exporter.listen_address();
+  EXPECT_TRUE(contains(http_get(address, "/"), "404 Not Found"));
+  asio::io_context io;
+  asio::ip::tcp::socket s(io);
+  s.connect({asio::ip::make_address("127.0.0.1"),
+             static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)))});
+  const auto t0 = std::chrono::steady_clock::now();
+  char byte = 0;
+  boost::system::error_code ec;
+  timeval tv{5, 0};
+  setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const std::size_t n = s.read_some(asio::buffer(&byte, 1), ec);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(ec, asio::error::eof) << ec.message();
+  EXPECT_GT(took, std::chrono::milliseconds(1500));
+  EXPECT_LT(took, std::chrono::milliseconds(3500));
 }
 
 }  // namespace
