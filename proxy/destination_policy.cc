@@ -47,11 +47,15 @@ constexpr std::array<SpecialRange, 9> kSpecial = {{
 // gives 2, the local-use NAT64 prefix 4 candidate positions).
 struct Embedded {
   std::array<Ip16, 6> found{};
+  // A candidate position of a form that has several (or a field that may
+  // be all zero): 0.0.0.0/8 there is padding, not a destination.
+  std::array<bool, 6> zero_is_padding{};
   std::size_t count = 0;
   // The IPv4 address from the bytes at these four positions, each XORed with `flip`.
-  void add(const Ip16& ip, std::array<int, 4> at, std::uint8_t flip = 0) {
+  void add(const Ip16& ip, std::array<int, 4> at, std::uint8_t flip = 0, bool padding = false) {
     Ip16 inner = v4_host(0, 0, 0, 0);
     for (std::size_t k = 0; k < 4; ++k) inner[12 + k] = ip[static_cast<std::size_t>(at[k])] ^ flip;
+    zero_is_padding[count] = padding;
     found[count++] = inner;
   }
   static constexpr Ip16 v4_host(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
@@ -73,14 +77,14 @@ Embedded embedded_v4(const Ip16& ip) {
     // NAT64 local use, 64:ff9b:1::/48 (RFC 8215): the operator's prefix may
     // be /48, /56, /64 or /96 inside it, so every RFC 6052 position (bits
     // 64-71, byte 8, are always skipped).
-    e.add(ip, {6, 7, 9, 10});
-    e.add(ip, {7, 9, 10, 11});
-    e.add(ip, {9, 10, 11, 12});
-    e.add(ip, kLast);
+    e.add(ip, {6, 7, 9, 10}, 0, true);
+    e.add(ip, {7, 9, 10, 11}, 0, true);
+    e.add(ip, {9, 10, 11, 12}, 0, true);
+    e.add(ip, kLast, 0, true);
   }
   if (starts_with(ip, {0x20, 0x02})) e.add(ip, {2, 3, 4, 5});  // 6to4 2002:V4ADDR::/48
   if (starts_with(ip, {0x20, 0x01, 0, 0})) {                   // Teredo 2001::/32
-    e.add(ip, {4, 5, 6, 7});                                  // the server
+    e.add(ip, {4, 5, 6, 7}, 0, true);                         // the server
     e.add(ip, kLast, 0xff);                                   // the client, obfuscated
   }
   // ISATAP interface ids (RFC 5214), under any prefix: ::0:5efe:V4, ::200:5efe:V4.
@@ -140,6 +144,7 @@ Refusal DestinationPolicy::check(const tunnel::Destination& destination) const {
     const Embedded inner = embedded_v4(ip);
     for (std::size_t k = 0; k < inner.count && special == Refusal::none; ++k) {
       special = category(inner.found[k]);
+      if (special == Refusal::unspecified && inner.zero_is_padding[k]) special = Refusal::none;
       nameable = false;  // no rule can name an IPv4 special address by its IPv6 disguise
     }
   }
