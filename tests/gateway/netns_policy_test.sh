@@ -149,8 +149,39 @@ else
   log_tail
 fi
 
-# ------------------------------------------------------------------ item 8
+# ------------------------------------------------------------------ item 11, as deployed
+# The image and the systemd unit start it unprivileged, with cap_net_admin
+# as a file capability: the drop must be a no-op there, not a failure.
 timeout 30 "$lab" stop-branch "$P" "$D"
+mkdir -p "$tmp/nobody"
+chown nobody "$tmp/nobody"
+cp "$bin" "$tmp/nobody/ensemble-gw"
+sed -i "s|^status_socket: .*|status_socket: $tmp/nobody/branch.sock|" "$D/branch.yaml"
+if setcap cap_net_admin=ep "$tmp/nobody/ensemble-gw" 2>"$tmp/setcap.err"; then
+  : >"$D/branch.log"
+  (exec ip netns exec "$P-branch" setpriv --reuid nobody --regid nogroup --clear-groups \
+    "$tmp/nobody/ensemble-gw" run -c "$D/branch.yaml" >>"$D/branch.log" 2>&1) &
+  filecap_pid=$!
+  wait_for "$D/branch.log" "tunnel to hub up" 20
+  wait_for "$D/branch.log" "nftables table inet ensemble_gw installed" 5
+  uid=$(field "$filecap_pid" Uid | tr -s '\t ' ' ') eff=$(field "$filecap_pid" CapEff) bnd=$(field "$filecap_pid" CapBnd)
+  got=$(get)
+  if [[ $uid == "65534 65534 65534 65534" && $eff == 0000000000001000 && $got == 200 ]] && table_in branch >/dev/null &&
+    grep -q "privileges: .*bounding set as started" "$D/branch.log"; then
+    line PASS "privileges, file capability" "as nobody with cap_net_admin=ep: started, table installed, GET $got; CapEff $eff, CapBnd $bnd (left)"
+  else
+    line FAIL "privileges, file capability" "Uid '$uid', CapEff $eff, GET $got, table $(table_in branch >/dev/null && echo yes || echo no)"
+    log_tail
+  fi
+  kill -TERM "$filecap_pid"
+  for _ in $(seq 1 150); do kill -0 "$filecap_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$filecap_pid" 2>/dev/null
+  wait "$filecap_pid" 2>/dev/null
+else
+  line SKIP "privileges, file capability" "setcap on $tmp: $(head -c 100 "$tmp/setcap.err")"
+fi
+
+# ------------------------------------------------------------------ item 8
 # start_early: the branch started; returns once the process is the gateway
 # (not `ip netns exec` any more) and the dynamic loader has mapped its
 # libraries (libnftables): the signal then goes ms after the gateway's own
