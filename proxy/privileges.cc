@@ -123,18 +123,33 @@ PrivilegeDrop drop_privileges(const std::string& user) {
     ::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
   }
   const std::uint64_t keep = before->permitted & kNetAdmin;
-  if (!set_caps(Caps{keep, keep, 0})) return fail(errno_text("capset"));
+  // Started unprivileged (a file or ambient capability, a systemd sandbox
+  // that may filter these calls): already confined, so a refused step is
+  // noted, not fatal. As root every step must succeed.
+  const bool confined_already = ::geteuid() != 0 && !switching;
+  std::string left;
+  const auto step = [&](bool ok, const char* what) {
+    if (ok) return true;
+    if (!confined_already) return false;
+    left += std::string(", ") + what + " refused (" + std::strerror(errno) + "): left as started";
+    return true;
+  };
+  if (!step(set_caps(Caps{keep, keep, 0}), "capset")) return fail(errno_text("capset"));
   // Ambient capabilities only matter across exec; none survive (EINVAL: a kernel before 4.3).
-  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
-    return fail(errno_text("PR_CAP_AMBIENT_CLEAR_ALL"));
+  const bool ambient = ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0 || errno == EINVAL;
+  if (!step(ambient, "clearing ambient capabilities")) return fail(errno_text("PR_CAP_AMBIENT_CLEAR_ALL"));
+  if (!step(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs")) {
+    return fail(errno_text("PR_SET_NO_NEW_PRIVS"));
   }
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail(errno_text("PR_SET_NO_NEW_PRIVS"));
   const auto after = get_caps();
-  if (!after || after->effective != keep || after->permitted != keep) return fail("capabilities not dropped");
+  if (!after) return fail(errno_text("capget"));
+  if (!confined_already && (after->effective != keep || after->permitted != keep)) {
+    return fail("capabilities not dropped");
+  }
   out.summary = "uid " + std::to_string(::geteuid()) + ", gid " + std::to_string(::getegid()) +
                 ", capabilities: " + describe(after->effective) +
                 (bounded ? ", bounding set: cap_net_admin" : ", bounding set as started (no CAP_SETPCAP)") +
-                ", no_new_privs";
+                (left.empty() ? ", no_new_privs" : left);
   return out;
 }
 
