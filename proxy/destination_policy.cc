@@ -111,8 +111,13 @@ DestinationPolicy::DestinationPolicy(std::vector<config::DestinationRule> allow,
     : allow_(std::move(allow)), host_(std::make_shared<HostAddresses>(HostAddresses{std::move(own_addresses), {}})) {}
 
 DestinationPolicy::DestinationPolicy(std::vector<config::DestinationRule> allow,
-                                     std::shared_ptr<const HostAddresses> host)
+                                     std::shared_ptr<const HostAddresses> host, Live)
     : allow_(std::move(allow)), host_(std::move(host)) {}
+
+DestinationPolicy DestinationPolicy::following(std::vector<config::DestinationRule> allow,
+                                               std::shared_ptr<const HostAddresses> host) {
+  return DestinationPolicy(std::move(allow), std::move(host), Live{});
+}
 
 Refusal DestinationPolicy::category(const Ip16& ip) const {
   for (const auto& s : kSpecial) {

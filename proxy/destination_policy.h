@@ -50,7 +50,8 @@ class DestinationPolicy {
   // A fixed set of own addresses (tests, fuzzing).
   DestinationPolicy(std::vector<config::DestinationRule> allow, std::vector<config::Ip16> own_addresses);
   // A live view: the owner refreshes `host` in place (LocalAddresses).
-  DestinationPolicy(std::vector<config::DestinationRule> allow, std::shared_ptr<const HostAddresses> host);
+  static DestinationPolicy following(std::vector<config::DestinationRule> allow,
+                                     std::shared_ptr<const HostAddresses> host);
 
   // none: connect. A special destination no rule names is refused as its
   // category even if no rule matches it at all (an attempt worth counting as
@@ -58,6 +59,8 @@ class DestinationPolicy {
   Refusal check(const tunnel::Destination& destination) const;
 
  private:
+  struct Live {};  // keeps `DestinationPolicy(allow, {})` unambiguous
+  DestinationPolicy(std::vector<config::DestinationRule> allow, std::shared_ptr<const HostAddresses> host, Live);
   Refusal category(const config::Ip16& ip) const;
   bool names(const config::DestinationRule& rule, Refusal category, const config::Ip16& ip) const;
 

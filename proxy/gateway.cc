@@ -154,8 +154,8 @@ Gateway::Gateway(asio::io_context& io, config::GatewayConfig config)
 }
 
 DestinationPolicy Gateway::policy_of(std::size_t peer) const {
-  return DestinationPolicy(config_.reloadable.peers[peer].allow,
-                           local_ ? local_->view() : std::make_shared<const HostAddresses>());
+  return DestinationPolicy::following(config_.reloadable.peers[peer].allow,
+                                      local_ ? local_->view() : std::make_shared<const HostAddresses>());
 }
 
 Gateway::~Gateway() = default;

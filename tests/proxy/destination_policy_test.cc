@@ -132,7 +132,7 @@ TEST(DestinationPolicy, SubnetRouterAnycastOfTheHubsPrefixesIsItsOwn) {
   config::IpPrefix p127{ip("2001:db8:6::"), 127};  // point-to-point: no anycast (RFC 6164)
   host->on_link = {p64, p127};
   std::vector<config::DestinationRule> allow{std::get<config::DestinationRule>(config::parse_destination_rule("*"))};
-  const DestinationPolicy p(allow, host);
+  const DestinationPolicy p = DestinationPolicy::following(allow, host);
   EXPECT_EQ(p.check(dest("2001:db8:5::")), Refusal::own_address);
   EXPECT_EQ(p.check(dest("2001:db8:5::2")), Refusal::none);
   EXPECT_EQ(p.check(dest("2001:db8:6::")), Refusal::none);
