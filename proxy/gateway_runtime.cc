@@ -157,6 +157,29 @@ void log_warnings(const config::GatewayConfig& c) {
   for (const auto& w : c.warnings) spdlog::warn("{}", w);
 }
 
+// After the sockets, before any thread: only CAP_NET_ADMIN from here on.
+void confine(const config::GatewayConfig& c) {
+  const PrivilegeDrop dropped = drop_privileges(c.user);
+  if (dropped.error) throw std::runtime_error(*dropped.error);
+  spdlog::info("privileges: {}", dropped.summary);
+  if (c.user.empty() && ::geteuid() == 0) {
+    spdlog::warn("running as root (with CAP_NET_ADMIN only): set `user:` to run as an unprivileged user");
+  }
+}
+
+// SIGHUP: the file as it is now, applied as far as it can be (plan_reload).
+void reload_from_file(const std::string& path, Gateway& gateway, Interception& interception, bool draining) {
+  auto next = config::load_gateway_config(path);
+  if (auto* err = std::get_if<std::string>(&next)) {
+    gateway.count_reload_failure();
+    spdlog::error("reload failed, keeping the running config: {}", *err);
+    return;
+  }
+  config::ReloadPlan plan = config::plan_reload(gateway.config(), std::get<config::GatewayConfig>(next));
+  interception.reload(plan, gateway.config(), draining);
+  gateway.reload(plan);
+}
+
 }  // namespace
 
 void block_control_signals() {
@@ -197,13 +220,7 @@ int run_gateway(const config::GatewayConfig& initial) {
       std::filesystem::create_directories(std::filesystem::path(initial.status_socket).parent_path(), ignored);
       status = std::make_unique<StatusServer>(io, initial.status_socket, [&] { return gateway->snapshot(); });
     }
-    // Before any thread exists (the metrics server's): capabilities are per thread.
-    const PrivilegeDrop dropped = drop_privileges(initial.user);
-    if (dropped.error) throw std::runtime_error(*dropped.error);
-    spdlog::info("privileges: {}", dropped.summary);
-    if (initial.user.empty() && ::geteuid() == 0) {
-      spdlog::warn("running as root (with CAP_NET_ADMIN only): set `user:` to run as an unprivileged user");
-    }
+    confine(initial);  // before the metrics server's threads: capabilities are per thread
     if (!initial.metrics_listen.empty()) {
       metrics = std::make_unique<MetricsExporter>(initial.metrics_listen);
       metrics->publish(gateway->snapshot());
@@ -217,22 +234,11 @@ int run_gateway(const config::GatewayConfig& initial) {
     return 1;
   }
   bool stopping = false;
-  const auto reload = [&] {
-    auto next = config::load_gateway_config(initial.path);
-    if (auto* err = std::get_if<std::string>(&next)) {
-      gateway->count_reload_failure();
-      spdlog::error("reload failed, keeping the running config: {}", *err);
-      return;
-    }
-    config::ReloadPlan plan = config::plan_reload(gateway->config(), std::get<config::GatewayConfig>(next));
-    interception.reload(plan, gateway->config(), stopping);
-    gateway->reload(plan);
-  };
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int signal) {
         if (ec) return;
         if (signal == SIGHUP) {
-          reload();
+          reload_from_file(initial.path, *gateway, interception, stopping);
         } else if (!stopping) {
           stopping = true;
           spdlog::info("{}: draining", signal == SIGINT ? "SIGINT" : "SIGTERM");
