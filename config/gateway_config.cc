@@ -1,5 +1,6 @@
 #include "config/gateway_config.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "tunnel/crypto/wg_key.h"
@@ -36,14 +37,14 @@ class Loader {
   GatewayConfig load(const YAML::Node& root) {
     r_.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "peers",
                             "interception", "ensemble", "scheduler", "classify", "temporal_cache",
-                            "limits", "log_level", "metrics_listen", "status_socket"});
+                            "limits", "log_level", "metrics_listen", "status_socket", "user"});
     GatewayConfig c;
     c.path = r_.path();
     const std::string role = r_.string(root, "role", "role");
     if (role != "branch" && role != "hub") r_.fail(root["role"], "role", "expected 'branch' or 'hub'");
     c.is_hub = role == "hub";
     c.endpoint.initiator = !c.is_hub;
-    c.endpoint.private_key = key_file(root, "private_key_file", "private_key_file");
+    c.endpoint.private_key = key_file(root, "private_key_file", "private_key_file", c.warnings);
     tunnel_settings(root, c);
     peers(root, c);
     if (!c.is_hub) {
@@ -65,6 +66,17 @@ class Loader {
     c.metrics_listen = r_.string_or(root, "metrics_listen", "metrics_listen", c.metrics_listen);
     if (!c.metrics_listen.empty()) address(root["metrics_listen"], "metrics_listen", c.metrics_listen);
     c.status_socket = r_.string_or(root, "status_socket", "status_socket", "/run/ensemble-gw/" + role + ".sock");
+    if (c.status_socket.size() > kMaxUnixSocketPathBytes) {
+      r_.fail(root["status_socket"], "status_socket",
+              "path of " + std::to_string(c.status_socket.size()) + " bytes; a Unix socket's holds at most " +
+                  std::to_string(kMaxUnixSocketPathBytes));
+    }
+    if (root["user"]) {
+      c.user = r_.string(root, "user", "user");
+      if (c.user.empty() || c.user.find_first_of(" \t:/") != std::string::npos) {
+        r_.fail(root["user"], "user", "expected a user name or number");
+      }
+    }
     return c;
   }
 
@@ -73,10 +85,15 @@ class Loader {
     return s == "trace" || s == "debug" || s == "info" || s == "warn" || s == "error";
   }
 
-  tunnel::crypto::Key32 key_file(const YAML::Node& map, const std::string& key, const std::string& name) {
+  // A secret key file: one readable by group or others still loads, with a
+  // warning "FILE:LINE: KEY: ... (mode 0644) ..." in `warnings`.
+  tunnel::crypto::Key32 key_file(const YAML::Node& map, const std::string& key, const std::string& name,
+                                 std::vector<std::string>& warnings) {
     const std::string file = r_.string(map, key, name);
-    auto k = tunnel::crypto::read_wg_key_file(file);
+    std::string warning;
+    auto k = tunnel::crypto::read_wg_key_file(file, warning);
     if (auto* err = std::get_if<std::string>(&k)) r_.fail(map[key], name, *err);
+    if (!warning.empty()) warnings.push_back(located(r_.path(), map[key], name, warning));
     return std::get<tunnel::crypto::Key32>(k);
   }
 
@@ -125,7 +142,9 @@ class Loader {
         if (other.public_key == peer.public_key) r_.fail(p["public_key"], where + ".public_key", "duplicate peer key");
         if (other.name == peer.name) r_.fail(p, where + ".name", "duplicate peer name '" + peer.name + "'");
       }
-      if (p["preshared_key_file"]) peer.preshared_key = key_file(p, "preshared_key_file", where + ".preshared_key_file");
+      if (p["preshared_key_file"]) {
+        peer.preshared_key = key_file(p, "preshared_key_file", where + ".preshared_key_file", c.warnings);
+      }
       if (p["endpoint"]) {
         peer.endpoint = address(p["endpoint"], where + ".endpoint", r_.string(p, "endpoint", where + ".endpoint"));
       } else if (!c.is_hub) {
@@ -341,27 +360,103 @@ std::variant<GatewayConfig, std::string> parse_gateway_config(const std::string&
   return parse_yaml<GatewayConfig>(path, text, [](const Reader& r, const YAML::Node& root) { return Loader(r).load(root); });
 }
 
-std::optional<std::string> reload_incompatibility(const GatewayConfig& current, const GatewayConfig& next) {
-  if (current.is_hub != next.is_hub) return "role changed";
-  if (current.endpoint.private_key != next.endpoint.private_key) return "private key changed";
-  if (current.tunnel_listen != next.tunnel_listen) return "listen changed";
-  if (current.endpoint.peers.size() != next.endpoint.peers.size()) return "peers added or removed";
-  for (std::size_t i = 0; i < current.endpoint.peers.size(); ++i) {
-    const auto& a = current.endpoint.peers[i];
-    const auto& b = next.endpoint.peers[i];
-    if (a.public_key != b.public_key || a.name != b.name || a.preshared_key != b.preshared_key ||
-        a.endpoint != b.endpoint) {
-      return "peer '" + a.name + "' changed";
+namespace {
+
+// The keys whose values differ between a and b, named as in the file.
+void ensemble_changes(const congestion::EnsembleConfig& a, const congestion::EnsembleConfig& b,
+                      std::vector<std::string>& out) {
+  const std::string s = "ensemble.";
+  if (a.coupling != b.coupling) out.push_back(s + "coupling");
+  if (a.law != b.law) out.push_back(s + "window_law");
+  if (a.initial_window_packets != b.initial_window_packets) out.push_back(s + "initial_window_packets");
+  if (a.join != b.join) out.push_back(s + "join");
+  if (a.resume.enabled != b.resume.enabled) out.push_back(s + "careful_resume");
+  if (a.slow_start != b.slow_start) out.push_back(s + "slow_start");
+  if (a.recovery != b.recovery) out.push_back(s + "recovery");
+  if (a.random_loss != b.random_loss) out.push_back(s + "random_loss");
+  if (a.tail_probes != b.tail_probes) out.push_back(s + "tail_probes");
+}
+
+void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector<std::string>& out) {
+  if (a.is_hub != b.is_hub) out.push_back("role");
+  if (a.endpoint.private_key != b.endpoint.private_key) out.push_back("private_key_file");
+  if (a.tunnel_listen != b.tunnel_listen) out.push_back("listen");
+  if (a.endpoint.connection.max_receive_datagram_bytes != b.endpoint.connection.max_receive_datagram_bytes) {
+    out.push_back("max_datagram_bytes");
+  }
+  ensemble_changes(a.endpoint.connection.ensemble, b.endpoint.connection.ensemble, out);
+  if (a.cache.lifetime != b.cache.lifetime || a.cache.capacity != b.cache.capacity ||
+      a.cache.aging != b.cache.aging || a.cache_file != b.cache_file) {
+    out.push_back("temporal_cache");
+  }
+  if (a.metrics_listen != b.metrics_listen) out.push_back("metrics_listen");
+  if (a.status_socket != b.status_socket) out.push_back("status_socket");
+  if (a.user != b.user) out.push_back("user");
+  const auto& i = a.interception;
+  const auto& j = b.interception;
+  if (i.mode != j.mode) out.push_back("interception.mode");
+  if (i.listen != j.listen) out.push_back("interception.listen");
+  if (i.table != j.table) out.push_back("interception.table");
+}
+
+// Peers by public key: the allow list of each running peer from the file's
+// peer with its key; a running peer the file no longer has allows nothing.
+void match_peers(const GatewayConfig& current, const GatewayConfig& next, ReloadPlan& plan) {
+  const auto& now = current.endpoint.peers;
+  const auto& file = next.endpoint.peers;
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    const std::string where = "peers['" + now[i].name + "']";
+    const auto it = std::find_if(file.begin(), file.end(), [&](const auto& p) { return p.public_key == now[i].public_key; });
+    if (it == file.end()) {
+      plan.applied.reloadable.peers[i].allow.clear();
+      plan.restart_needed.push_back("peers: '" + now[i].name + "' removed (its new streams are refused meanwhile)");
+      continue;
     }
+    plan.applied.reloadable.peers[i].allow = next.reloadable.peers[static_cast<std::size_t>(it - file.begin())].allow;
+    if (it->name != now[i].name) plan.restart_needed.push_back(where + ".name");
+    if (it->endpoint != now[i].endpoint) plan.restart_needed.push_back(where + ".endpoint");
+    if (it->preshared_key != now[i].preshared_key) plan.restart_needed.push_back(where + ".preshared_key_file");
   }
-  if (current.interception.listen != next.interception.listen || current.interception.mode != next.interception.mode ||
-      current.interception.table != next.interception.table) {
-    return "interception listener or mode changed";
+  for (const auto& p : file) {
+    const bool known = std::any_of(now.begin(), now.end(), [&](const auto& q) { return q.public_key == p.public_key; });
+    if (!known) plan.restart_needed.push_back("peers: '" + p.name + "' added");
   }
-  if (current.metrics_listen != next.metrics_listen || current.status_socket != next.status_socket) {
-    return "metrics or status address changed";
+}
+
+}  // namespace
+
+ReloadPlan plan_reload(const GatewayConfig& current, const GatewayConfig& next) {
+  ReloadPlan plan;
+  plan.applied = current;
+  process_changes(current, next, plan.restart_needed);
+  if (current.is_hub != next.is_hub) return plan;  // nothing of the other role's file applies
+  GatewayConfig& a = plan.applied;
+  const std::vector<PeerPolicy> running_peers = a.reloadable.peers;
+  a.reloadable = next.reloadable;
+  a.reloadable.peers = running_peers;  // by the running peers' order, from match_peers
+  a.endpoint.connection.ensemble.scheduler = next.reloadable.scheduler;
+  match_peers(current, next, plan);
+  a.warnings = next.warnings;
+  if (!current.is_hub) {
+    InterceptionConfig& i = a.interception;
+    const InterceptionConfig& j = next.interception;
+    plan.interception_changed = i.lan != j.lan || i.ports.ranges != j.ports.ranges || i.bypass != j.bypass ||
+                                i.reject_quic != j.reject_quic;
+    i.lan = j.lan;
+    i.ports = j.ports;
+    i.bypass = j.bypass;
+    i.reject_quic = j.reject_quic;
+    i.first_bytes_wait_ms = j.first_bytes_wait_ms;
   }
-  return std::nullopt;
+  return plan;
+}
+
+std::optional<std::string> reload_incompatibility(const GatewayConfig& current, const GatewayConfig& next) {
+  const ReloadPlan plan = plan_reload(current, next);
+  if (plan.restart_needed.empty()) return std::nullopt;
+  std::string out;
+  for (const auto& key : plan.restart_needed) out += (out.empty() ? "" : ", ") + key;
+  return out;
 }
 
 }  // namespace egw::config

@@ -5,7 +5,8 @@
 // and unknown keys are errors.
 //
 // What a SIGHUP may change without dropping connections is `Reloadable`
-// (priorities, classification, limits, log level); the rest needs a restart.
+// (priorities, classification, limits, log level, allow lists) and the
+// interception rules; the rest needs a restart (plan_reload says which).
 #pragma once
 
 #include <cstdint>
@@ -78,7 +79,7 @@ struct Limits {
 struct Reloadable {
   congestion::SchedulerConfig scheduler;
   ClassifyConfig classify;
-  std::vector<PeerPolicy> peers;  // allow lists, by peer index
+  std::vector<PeerPolicy> peers;  // allow lists, by peer index (endpoint.peers' order)
   Limits limits;
   std::string log_level = "info";  // trace, debug, info, warn, error
 };
@@ -93,8 +94,18 @@ struct GatewayConfig {
   std::string cache_file;  // empty: not persisted
   std::string metrics_listen = "127.0.0.1:9470";  // empty: no metrics
   std::string status_socket;                      // default: /run/ensemble-gw/<role>.sock
+  // The user to run as after start (only CAP_NET_ADMIN kept); empty: the
+  // user it was started as (proxy/privileges.h).
+  std::string user;
   Reloadable reloadable;
+  // What loaded but deserves a word ("FILE:LINE: private_key_file: ...
+  // mode 0644 ..."): `check` prints them, `run` logs them at start and reload.
+  std::vector<std::string> warnings;
 };
+
+// The longest path a Unix socket address holds (sun_path is 108 bytes with
+// its terminating NUL).
+inline constexpr std::size_t kMaxUnixSocketPathBytes = 107;
 
 // Sets the tunnel's stream and connection buffers from the limits.
 void apply_limits(const Limits& limits, tunnel::ConnectionConfig& connection);
@@ -105,10 +116,24 @@ std::variant<GatewayConfig, std::string> load_gateway_config(const std::string& 
 // names are read from disk): the config fuzz target's entry.
 std::variant<GatewayConfig, std::string> parse_gateway_config(const std::string& path, const std::string& text);
 
-// Whether `next` may replace `current` by a reload (same role, keys, peers,
-// listeners); otherwise the reason it needs a restart. (Interception
-// prefixes and ports, ensemble and cache settings also need a restart: a
-// reload keeps them as they are.)
+// What a SIGHUP does with `next` (the file as it is now) while `current` runs.
+struct ReloadPlan {
+  // `current` with what a reload can change taken from `next`: scheduler,
+  // classes, limits, log level; each peer's allow list, peers matched by
+  // public key (never by position), a peer gone from the file allowing
+  // nothing from now on; the interception rules (lan, ports, bypass,
+  // reject_quic, first_bytes_wait_ms). Everything else stays as it runs.
+  GatewayConfig applied;
+  // What differs but needs a restart, by key: "ensemble.window_law",
+  // "peers: 'b3' added", "peers['hub'].endpoint". Empty: all applied.
+  std::vector<std::string> restart_needed;
+  // The branch's nftables table must be replaced for `applied`.
+  bool interception_changed = false;
+};
+ReloadPlan plan_reload(const GatewayConfig& current, const GatewayConfig& next);
+
+// plan_reload's restart_needed, joined ("listen, ensemble.window_law"), or
+// nullopt if a reload applies all of `next`.
 std::optional<std::string> reload_incompatibility(const GatewayConfig& current, const GatewayConfig& next);
 
 }  // namespace egw::config

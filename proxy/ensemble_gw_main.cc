@@ -38,6 +38,7 @@ std::optional<config::GatewayConfig> load_or_print(const std::string& path) {
 int check(const std::string& path) {
   const auto c = load_or_print(path);
   if (!c) return 1;
+  for (const auto& w : c->warnings) std::fprintf(stderr, "ensemble-gw: warning: %s\n", w.c_str());
   std::printf("%s: ok (%s, %zu peer%s)\n", path.c_str(), c->is_hub ? "hub" : "branch", c->endpoint.peers.size(),
               c->endpoint.peers.size() == 1 ? "" : "s");
   return 0;
@@ -57,6 +58,9 @@ int print_status(const std::string& socket_path, bool json) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else: a SIGHUP or SIGTERM while `run` starts waits for
+  // its handlers (unblocked again for the other commands).
+  proxy::block_control_signals();
   CLI::App app{"ensemble-gw: many TCP connections between two sites as one prioritised, encrypted transport"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ensemble-gw " + std::string(build_version()) + " (commit " +
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
   bool json = false;
   status->add_flag("--json", json, "one JSON object instead of tables (for scripts)");
   CLI11_PARSE(app, argc, argv);
+  if (!run->parsed()) proxy::unblock_control_signals();
 
   if (chk->parsed()) return check(config_path);
   if (rules->parsed()) {

@@ -150,7 +150,12 @@ Gateway::Gateway(asio::io_context& io, config::GatewayConfig config)
     if (loaded.warning) spdlog::warn("temporal cache {}: {}", config_.cache_file, *loaded.warning);
     else spdlog::info("temporal cache {}: {} entries loaded", config_.cache_file, loaded.entries);
   }
-  if (config_.is_hub) own_addresses_ = local_interface_addresses();
+  if (config_.is_hub) local_ = std::make_unique<LocalAddresses>();
+}
+
+DestinationPolicy Gateway::policy_of(std::size_t peer) const {
+  return DestinationPolicy::following(config_.reloadable.peers[peer].allow,
+                                      local_ ? local_->view() : std::make_shared<const HostAddresses>());
 }
 
 Gateway::~Gateway() = default;
@@ -176,8 +181,7 @@ void Gateway::start() {
     throw std::runtime_error("cannot bind the tunnel to UDP " + config_.tunnel_listen + ": " + e.code().message());
   }
   for (std::size_t i = 0; i < config_.endpoint.peers.size(); ++i) {
-    peers_.push_back(std::make_unique<Peer>(
-        *this, i, DestinationPolicy(config_.reloadable.peers[i].allow, own_addresses_)));
+    peers_.push_back(std::make_unique<Peer>(*this, i, policy_of(i)));
     tunnel_->set_handler(i, peers_.back().get());
   }
   if (!config_.is_hub) {
@@ -404,6 +408,7 @@ void Gateway::on_peer_stream(Peer& peer, const tunnel::StreamOpened& opened) {
     spdlog::warn("peer {} opened stream {}: refused (a branch accepts none)", peer.session().peer().name, opened.id);
     return reset(tunnel::kErrorDestinationRefused);
   }
+  if (local_) local_->refresh();  // an address added since the last stream is refused too
   const Refusal refusal = peer.policy.check(opened.destination);
   if (refusal != Refusal::none) {
     ++counters_.destinations_refused[std::string(to_string(refusal))];
@@ -534,20 +539,23 @@ std::optional<std::string> Gateway::save_cache() {
   return save_path_cache(config_.cache_file, cache_, now(), std::chrono::system_clock::now());
 }
 
-void Gateway::reload(const config::GatewayConfig& next) {
-  if (auto why = config::reload_incompatibility(config_, next)) {
-    spdlog::warn("reload {}: {} needs a restart; applying priorities, classes, allow lists and limits only",
-                 next.path, *why);
+void Gateway::reload(const config::ReloadPlan& plan) {
+  for (const auto& w : plan.applied.warnings) spdlog::warn("{}", w);
+  if (!plan.restart_needed.empty()) {
+    std::string keys;
+    for (const auto& k : plan.restart_needed) keys += (keys.empty() ? "" : ", ") + k;
+    spdlog::warn("reload {}: restart needed for: {}; applied the rest", config_.path, keys);
   }
-  config_.reloadable = next.reloadable;
+  // plan.applied keeps the running peers' order: index i is still peers_[i].
+  config_ = plan.applied;
   classifier_ = std::make_unique<Classifier>(config_.reloadable.classify);
   for (auto& p : peers_) {
-    p->policy = DestinationPolicy(config_.reloadable.peers[p->index].allow, own_addresses_);
+    p->policy = policy_of(p->index);
     p->session().set_scheduler_config(config_.reloadable.scheduler);
   }
   spdlog::set_level(spdlog::level::from_str(config_.reloadable.log_level));
   ++counters_.reloads;
-  spdlog::info("reloaded {}", next.path);
+  spdlog::info("reloaded {}", config_.path);
 }
 
 void Gateway::count_reload_failure() { ++counters_.reload_failures; }

@@ -28,8 +28,11 @@
 // overload manager and HAProxy's per-source limits do. Relays idle past
 // idle_timeout_ms (half-closed: half_closed_timeout_ms) with nothing in
 // flight are closed, on both gateways; both legs use TCP keepalive. Log
-// lines about refusals are rate-limited: a flood is one event. Reload (SIGHUP) swaps priorities, classes, allow lists and
-// limits; drain (SIGTERM) stops accepting and lets streams finish.
+// lines about refusals are rate-limited: a flood is one event.
+// Reload (SIGHUP) swaps priorities, classes, allow lists (peers matched by
+// public key) and limits, and names what needs a restart; drain (SIGTERM)
+// stops accepting and lets streams finish. The hub's own addresses are
+// followed as they change (LocalAddresses).
 #pragma once
 
 #include <utility>  // before Boost 1.74 asio (see tunnel_socket.h)
@@ -48,6 +51,7 @@
 #include "proxy/classifier.h"
 #include "proxy/destination_policy.h"
 #include "proxy/gateway_snapshot.h"
+#include "proxy/local_addresses.h"
 #include "proxy/relay.h"
 #include "proxy/tunnel_socket.h"
 
@@ -64,8 +68,10 @@ class Gateway final : public RelayOwner {
   // Binds the tunnel socket (and the branch's listener), starts the
   // handshakes. Throws std::runtime_error with a one-line reason.
   void start();
-  // SIGHUP: applies what may change at run time; the rest is reported.
-  void reload(const config::GatewayConfig& next);
+  // SIGHUP: applies plan.applied (what may change at run time) and warns
+  // about plan.restart_needed. The nftables table is the caller's.
+  void reload(const config::ReloadPlan& plan);
+  void reload(const config::GatewayConfig& next) { reload(config::plan_reload(config_, next)); }
   // SIGTERM: stop accepting; `done` runs when every relay ended or after
   // drain_timeout (the rest are reset).
   void drain(std::function<void()> done);
@@ -117,6 +123,8 @@ class Gateway final : public RelayOwner {
   void on_peer_stream(Peer& peer, const tunnel::StreamOpened& opened);
   void connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpened& opened);
 
+  // Peer `peer`'s allow list with the hub's live addresses.
+  DestinationPolicy policy_of(std::size_t peer) const;
   // Admission: the reason to refuse a new connection, or empty.
   std::string admission_refusal(const Peer& peer) const;
   // Branch: the same for a client at `client`, which may reclaim slots.
@@ -145,7 +153,7 @@ class Gateway final : public RelayOwner {
   std::vector<std::unique_ptr<Peer>> peers_;
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::unique_ptr<Classifier> classifier_;
-  std::vector<config::Ip16> own_addresses_;
+  std::unique_ptr<LocalAddresses> local_;  // hub: its own addresses, kept current
   std::vector<std::byte> scratch_;
   boost::asio::steady_timer tick_;
   std::function<void()> drained_;

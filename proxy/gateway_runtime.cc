@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "proxy/gateway.h"
 #include "proxy/metrics_exporter.h"
 #include "proxy/nft_table.h"
+#include "proxy/privileges.h"
 #include "proxy/status_socket.h"
 
 namespace egw::proxy {
@@ -84,79 +86,164 @@ void raise_descriptor_limit() {
   }
 }
 
+namespace {
+
+// The branch's nftables table, as the runtime keeps it through start,
+// reloads and stop.
+class Interception {
+ public:
+  explicit Interception(const config::GatewayConfig& c) : table_(c.interception.table) {}
+
+  // At start: installs (mode nftables) or prints (mode print) the rules.
+  void start(const config::GatewayConfig& c) {
+    if (c.is_hub || c.interception.mode == config::InterceptionMode::none) return;
+    const InterceptionRules rules = interception_rules(c);
+    if (auto err = check_rules(rules)) throw std::runtime_error("interception: " + *err);
+    if (c.interception.mode == config::InterceptionMode::print) {
+      spdlog::info("interception mode print: apply these rules yourself:\n{}", render_nft_script(rules));
+      return;
+    }
+    // One batch: on failure the kernel applied none of it.
+    if (auto err = NftTable::install(rules)) throw std::runtime_error("interception: " + *err);
+    installed_ = true;
+    spdlog::info("nftables table inet {} installed: TCP from the LAN to port {}", rules.table, rules.redirect_port);
+  }
+
+  // SIGHUP: the rules of plan.applied replace the table in one transaction
+  // (nft_table.h); if that fails, the running rules stay in plan.applied.
+  void reload(config::ReloadPlan& plan, const config::GatewayConfig& running, bool draining) {
+    if (!plan.interception_changed) return;
+    const InterceptionRules rules = interception_rules(plan.applied);
+    std::optional<std::string> err = check_rules(rules);
+    if (!err && draining) err = "draining";
+    if (!err && plan.applied.interception.mode == config::InterceptionMode::print) {
+      spdlog::info("interception mode print: apply the new rules yourself:\n{}", render_nft_script(rules));
+      return;
+    }
+    if (!err && installed_) err = NftTable::install(rules);
+    if (err) {
+      plan.applied.interception = running.interception;
+      plan.restart_needed.push_back("interception.lan/ports/bypass/reject_quic (" + *err + ")");
+      return;
+    }
+    if (installed_) spdlog::info("nftables table inet {} replaced with the reloaded rules", rules.table);
+  }
+
+  // SIGTERM: the table stays while the drain runs (NftTable::stop_new): the
+  // connections it redirected keep their translation until they end.
+  void stop_new() {
+    if (!installed_) return;
+    if (auto err = NftTable::stop_new(table_)) {
+      spdlog::warn("nftables: cannot stop intercepting new connections, removing the table: {}", *err);
+      remove();
+      return;
+    }
+    spdlog::info("nftables table inet {}: new connections no longer intercepted", table_);
+  }
+
+  void remove() {
+    if (!installed_) return;
+    installed_ = false;
+    if (auto err = NftTable::remove(table_)) spdlog::warn("removing the nftables table: {}", *err);
+    else spdlog::info("nftables table inet {} removed", table_);
+  }
+
+ private:
+  std::string table_;
+  bool installed_ = false;
+};
+
+void log_warnings(const config::GatewayConfig& c) {
+  for (const auto& w : c.warnings) spdlog::warn("{}", w);
+}
+
+// After the sockets, before any thread: only CAP_NET_ADMIN from here on.
+void confine(const config::GatewayConfig& c) {
+  const PrivilegeDrop dropped = drop_privileges(c.user);
+  if (dropped.error) throw std::runtime_error(*dropped.error);
+  spdlog::info("privileges: {}", dropped.summary);
+  if (c.user.empty() && ::geteuid() == 0) {
+    spdlog::warn("running as root (with CAP_NET_ADMIN only): set `user:` to run as an unprivileged user");
+  }
+}
+
+// SIGHUP: the file as it is now, applied as far as it can be (plan_reload).
+void reload_from_file(const std::string& path, Gateway& gateway, Interception& interception, bool draining) {
+  auto next = config::load_gateway_config(path);
+  if (auto* err = std::get_if<std::string>(&next)) {
+    gateway.count_reload_failure();
+    spdlog::error("reload failed, keeping the running config: {}", *err);
+    return;
+  }
+  config::ReloadPlan plan = config::plan_reload(gateway.config(), std::get<config::GatewayConfig>(next));
+  interception.reload(plan, gateway.config(), draining);
+  gateway.reload(plan);
+}
+
+}  // namespace
+
+void block_control_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (const int s : {SIGHUP, SIGTERM, SIGINT}) sigaddset(&set, s);
+  ::sigprocmask(SIG_BLOCK, &set, nullptr);
+}
+
+void unblock_control_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (const int s : {SIGHUP, SIGTERM, SIGINT}) sigaddset(&set, s);
+  ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
+
 int run_gateway(const config::GatewayConfig& initial) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   spdlog::set_level(spdlog::level::from_str(initial.reloadable.log_level));
-  raise_descriptor_limit();
+  log_warnings(initial);
   asio::io_context io(1);
-  Gateway gateway(io, initial);
+  // The handlers exist before anything else happens (main blocked these
+  // signals from its first line): a SIGHUP or SIGTERM during start waits
+  // for io.run() instead of killing a half-started gateway, which left its
+  // nftables table behind (LAN TCP redirected to nothing).
+  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  unblock_control_signals();
+  raise_descriptor_limit();
+  std::unique_ptr<Gateway> gateway;
   std::unique_ptr<StatusServer> status;
   std::unique_ptr<MetricsExporter> metrics;
-  bool table_installed = false;
+  Interception interception(initial);
   try {
-    gateway.start();
+    gateway = std::make_unique<Gateway>(io, initial);
+    gateway->start();
     if (!initial.status_socket.empty()) {
       std::error_code ignored;
       std::filesystem::create_directories(std::filesystem::path(initial.status_socket).parent_path(), ignored);
-      status = std::make_unique<StatusServer>(io, initial.status_socket, [&] { return gateway.snapshot(); });
+      status = std::make_unique<StatusServer>(io, initial.status_socket, [&] { return gateway->snapshot(); });
     }
+    confine(initial);  // before the metrics server's threads: capabilities are per thread
     if (!initial.metrics_listen.empty()) {
       metrics = std::make_unique<MetricsExporter>(initial.metrics_listen);
-      metrics->publish(gateway.snapshot());
-      gateway.set_on_tick([&] { metrics->publish(gateway.snapshot()); });
+      metrics->publish(gateway->snapshot());
+      gateway->set_on_tick([&] { metrics->publish(gateway->snapshot()); });
       spdlog::info("metrics on http://{}/metrics", metrics->listen_address());
     }
-    if (!initial.is_hub && initial.interception.mode != config::InterceptionMode::none) {
-      const InterceptionRules rules = interception_rules(initial);
-      if (auto err = check_rules(rules)) throw std::runtime_error("interception: " + *err);
-      if (initial.interception.mode == config::InterceptionMode::print) {
-        spdlog::info("interception mode print: apply these rules yourself:\n{}", render_nft_script(rules));
-      } else {
-        if (auto err = NftTable::install(rules)) throw std::runtime_error("interception: " + *err);
-        table_installed = true;
-        spdlog::info("nftables table inet {} installed: TCP from the LAN to port {}", rules.table,
-                     rules.redirect_port);
-      }
-    }
+    interception.start(initial);  // last: nothing after it can fail the start
   } catch (const std::exception& e) {
+    interception.remove();
     spdlog::error("cannot start: {}", e.what());
     return 1;
   }
-  const auto remove_table = [&] {
-    if (!table_installed) return;
-    table_installed = false;
-    if (auto err = NftTable::remove(initial.interception.table)) spdlog::warn("removing the nftables table: {}", *err);
-    else spdlog::info("nftables table inet {} removed", initial.interception.table);
-  };
-  // The table stays while the drain runs (NftTable::stop_new): the
-  // connections it redirected keep their translation until they end.
-  const auto stop_intercepting_new = [&] {
-    if (!table_installed) return;
-    if (auto err = NftTable::stop_new(initial.interception.table)) {
-      spdlog::warn("nftables: cannot stop intercepting new connections, removing the table: {}", *err);
-      remove_table();
-      return;
-    }
-    spdlog::info("nftables table inet {}: new connections no longer intercepted", initial.interception.table);
-  };
-  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   bool stopping = false;
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int signal) {
         if (ec) return;
         if (signal == SIGHUP) {
-          auto next = config::load_gateway_config(initial.path);
-          if (auto* err = std::get_if<std::string>(&next)) {
-            gateway.count_reload_failure();
-            spdlog::error("reload failed, keeping the running config: {}", *err);
-          } else {
-            gateway.reload(std::get<config::GatewayConfig>(next));
-          }
+          reload_from_file(initial.path, *gateway, interception, stopping);
         } else if (!stopping) {
           stopping = true;
           spdlog::info("{}: draining", signal == SIGINT ? "SIGINT" : "SIGTERM");
-          stop_intercepting_new();  // new connections go straight to their servers again
-          gateway.drain([&] { io.stop(); });
+          interception.stop_new();  // new connections go straight to their servers again
+          gateway->drain([&] { io.stop(); });
         } else {
           spdlog::warn("second {}: exiting now", signal == SIGINT ? "SIGINT" : "SIGTERM");
           io.stop();
@@ -165,9 +252,9 @@ int run_gateway(const config::GatewayConfig& initial) {
       };
   signals.async_wait(on_signal);
   io.run();
-  remove_table();
+  interception.remove();
   status.reset();
-  if (auto err = gateway.save_cache()) spdlog::warn("temporal cache: {}", *err);
+  if (auto err = gateway->save_cache()) spdlog::warn("temporal cache: {}", *err);
   spdlog::info("stopped");
   return 0;
 }

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
+#include <memory>
 #include <set>
 
 namespace egw::proxy {
@@ -84,6 +86,63 @@ TEST(DestinationPolicy, EmbeddedIpv4IsCheckedToo) {
   EXPECT_EQ(p.check(dest("::93.184.216.34")), Refusal::none);
 }
 
+// Issue 19 item 10: every standard IPv6 form that carries an IPv4 address,
+// each with loopback, the hub's own address and a harmless public address.
+// A "*" rule passed 64:ff9b:1::/48, 6to4 and Teredo before.
+TEST(DestinationPolicy, EveryEmbeddedIpv4FormIsChecked) {
+  const auto p = policy({"*"}, kOwn);
+  struct Form {
+    const char* name;
+    const char* loopback;  // 127.0.0.1 inside
+    const char* own;       // 192.0.2.7 inside
+    const char* outside;   // 93.184.216.34 inside
+  };
+  const Form forms[] = {
+      {"IPv4-compatible ::/96", "::127.0.0.1", "::192.0.2.7", "::93.184.216.34"},
+      {"SIIT ::ffff:0:0/96", "::ffff:0:127.0.0.1", "::ffff:0:192.0.2.7", "::ffff:0:93.184.216.34"},
+      {"NAT64 64:ff9b::/96", "64:ff9b::127.0.0.1", "64:ff9b::192.0.2.7", "64:ff9b::93.184.216.34"},
+      {"NAT64 local /96", "64:ff9b:1::127.0.0.1", "64:ff9b:1::192.0.2.7", "64:ff9b:1::93.184.216.34"},
+      // RFC 6052 2.2: a /48 prefix puts the address in bits 48-63 and 72-87.
+      {"NAT64 local /48", "64:ff9b:1:7f00:1:100::", "64:ff9b:1:c000:2:700::", "64:ff9b:1:5db8:d8:2200::"},
+      {"NAT64 local /56", "64:ff9b:1:7f:0:100:0:0", "64:ff9b:1:c0:0:207::", "64:ff9b:1:5d:b8:d822::"},
+      {"NAT64 local /64", "64:ff9b:1:0:7f:0:1::", "64:ff9b:1:0:c0:2:700::", "64:ff9b:1:0:5d:b8d8:2200::"},
+      {"6to4 2002::/16", "2002:7f00:1::1", "2002:c000:207::1", "2002:5db8:d822::1"},
+      // Teredo: server in bits 32-63, client XOR 0xff in bits 96-127.
+      {"Teredo server", "2001:0:7f00:1::a247:27dd", "2001:0:c000:207::a247:27dd", "2001:0:5db8:d822::a247:27dd"},
+      {"Teredo client", "2001:0:5db8:d822:0:0:80ff:fffe", "2001:0:5db8:d822:0:0:3fff:fdf8",
+       "2001:0:5db8:d822:0:0:a247:27dd"},
+      {"ISATAP", "2001:db8:9::5efe:127.0.0.1", "2001:db8:9::200:5efe:192.0.2.7", "2001:db8:9::5efe:93.184.216.34"},
+  };
+  for (const Form& f : forms) {
+    EXPECT_EQ(p.check(dest(f.loopback)), Refusal::loopback) << f.name << " " << f.loopback;
+    EXPECT_EQ(p.check(dest(f.own)), Refusal::own_address) << f.name << " " << f.own;
+    EXPECT_EQ(p.check(dest(f.outside)), Refusal::none) << f.name << " " << f.outside;
+  }
+  EXPECT_EQ(p.check(dest("2002:a9fe:a9fe::1", 80)), Refusal::link_local);  // 6to4 of the metadata service
+  // No rule names a special address by its IPv6 disguise.
+  EXPECT_EQ(policy({"*", "127.0.0.1/32:443", "[2002::]/16"}, kOwn).check(dest("2002:7f00:1::1")), Refusal::loopback);
+}
+
+// The subnet-router anycast address (RFC 4291 2.6.1) of each of the hub's
+// on-link IPv6 prefixes: the hub, a router, answers it.
+TEST(DestinationPolicy, SubnetRouterAnycastOfTheHubsPrefixesIsItsOwn) {
+  auto host = std::make_shared<HostAddresses>();
+  host->addresses = {ip("2001:db8:5::1"), ip("2001:db8:6::1")};
+  config::IpPrefix p64{ip("2001:db8:5::"), 64};
+  config::IpPrefix p127{ip("2001:db8:6::"), 127};  // point-to-point: no anycast (RFC 6164)
+  host->on_link = {p64, p127};
+  std::vector<config::DestinationRule> allow{std::get<config::DestinationRule>(config::parse_destination_rule("*"))};
+  const DestinationPolicy p = DestinationPolicy::following(allow, host);
+  EXPECT_EQ(p.check(dest("2001:db8:5::")), Refusal::own_address);
+  EXPECT_EQ(p.check(dest("2001:db8:5::2")), Refusal::none);
+  EXPECT_EQ(p.check(dest("2001:db8:6::")), Refusal::none);
+  EXPECT_EQ(p.check(dest("2001:db8:7::")), Refusal::none);
+  // A live view: the owner updates it in place and the policy follows.
+  host->addresses.push_back(ip("198.51.100.9"));
+  EXPECT_EQ(p.check(dest("198.51.100.9")), Refusal::own_address);
+  EXPECT_EQ(p.check(dest("64:ff9b::198.51.100.9")), Refusal::own_address);
+}
+
 TEST(DestinationPolicy, ExplicitRulesReachSpecialDestinations) {
   const auto p = policy({"*", "127.0.0.1/32:8080", "169.254.0.0/16", "[fe80::]/64:22", "192.0.2.7/32:8443",
                          "[2001:db8::7]:443", "239.1.0.0/16"},
@@ -132,6 +191,16 @@ TEST(DestinationPolicy, RefusalNames) {
   EXPECT_EQ(to_string(Refusal::link_local), "link_local");
   EXPECT_EQ(to_string(Refusal::multicast), "multicast");
   EXPECT_EQ(to_string(Refusal::own_address), "own_address");
+}
+
+TEST(DestinationPolicy, HostAddressesHaveTheirOnLinkPrefixes) {
+  const HostAddresses host = read_host_addresses();
+  for (const auto& prefix : host.on_link) {
+    EXPECT_FALSE(prefix.v4()) << prefix.to_string();
+    const bool inside = std::any_of(host.addresses.begin(), host.addresses.end(),
+                                    [&](const config::Ip16& a) { return prefix.contains(a); });
+    EXPECT_TRUE(inside) << prefix.to_string();
+  }
 }
 
 TEST(DestinationPolicy, LocalInterfaceAddresses) {
