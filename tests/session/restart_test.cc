@@ -151,12 +151,101 @@ TEST(HubRestart, ALostFirstInitiationAfterARestartCostsOneRetry) {
   EXPECT_LT(seconds, 9.0);
 }
 
+// The driver's file, in memory: it outlives the hub's Endpoint.
+struct MemoryStore final : TimestampStore {
+  std::map<crypto::Key32, Timestamp> greatest;
+  bool fail = false;
+  std::optional<Timestamp> load(const crypto::Key32& peer) override {
+    const auto it = greatest.find(peer);
+    return it == greatest.end() ? std::nullopt : std::optional(it->second);
+  }
+  bool store(const crypto::Key32& peer, const Timestamp& t) override {
+    if (fail) return false;
+    greatest[peer] = t;
+    return true;
+  }
+};
+
+TEST(HubRestart, WithItsTimestampsPersistedTheHubNeverAnswersAReplay) {
+  MemoryStore store;
+  Restarted r;
+  r.pair.hub_config.timestamp_store = &store;
+  r.connect_and_restart_hub();
+  ASSERT_EQ(store.greatest.size(), 1u) << "the accepted timestamp was stored before the answer";
+  WireDatagram replay = *r.captured_initiation;
+  replay.from = PeerAddress::v4(0x0b000001, 6000);
+  r.pair.deliver_one(replay);
+  EXPECT_EQ(r.pair.hub_session().stats().initiations_replayed, 1u);
+  EXPECT_FALSE(r.pair.hub_session().is_up());
+  r.pair.collect();
+  EXPECT_TRUE(r.pair.wire.empty()) << "the restarted hub answered a replayed initiation";
+  const double seconds = r.seconds_to_recover(ms(40'000));
+  std::printf("hub restart + replayed initiation, timestamps persisted: data again after %.1f s\n", seconds);
+  EXPECT_LT(seconds, 8.0);
+}
+
+TEST(HubRestart, AnInitiationWhoseTimestampCannotBeStoredIsNotAnswered) {
+  MemoryStore store;
+  store.fail = true;
+  SessionPair pair;
+  pair.hub_config.timestamp_store = &store;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(500));
+  EXPECT_FALSE(pair.branch_session().is_up());
+  EXPECT_GE(pair.hub_session().stats().timestamp_store_failures, 1u);
+  store.fail = false;  // the disk has room again: the branch's retry gets through
+  pair.run_for(ms(3'000));
+  EXPECT_TRUE(pair.branch_session().is_up());
+}
+
 TEST(HubRestart, APlainRestartRecoversWithinSeconds) {
   Restarted r;
   r.connect_and_restart_hub();
   const double seconds = r.seconds_to_recover(ms(40'000));
   std::printf("hub restart: data again after %.1f s\n", seconds);
   EXPECT_LT(seconds, 8.0);
+}
+
+}  // namespace
+}  // namespace egw::tunnel::session::testing
+
+namespace egw::tunnel::session::testing {
+namespace {
+
+// Issue 19 item 12: over a slow path (1.5 s RTT) the branch's rekey must not
+// be retransmitted while its answer is still on the way (a 1 s timer sent a
+// second initiation, and the hub's first answer was dropped).
+TEST(HandshakeRetry, OnASlowPathARekeyIsNotRetransmittedWhileItsAnswerIsOnTheWay) {
+  SessionPair pair;
+  pair.delay = ms(750);
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  std::optional<StreamId> id;
+  int step = 0;
+  std::uint64_t sent_before_rekey = 0;
+  auto trickle = [&] {
+    Connection* c = pair.branch_session().connection();
+    SessionPair::events(pair.branch_session());
+    SessionPair::events(pair.hub_session());
+    if (!c) return;
+    if (!id) id = c->open_stream(Destination{}, ContentClass::bulk, pair.now);
+    const std::array<std::byte, 100> bytes{};
+    if (++step % 500 == 0 && id) c->stream_write(*id, bytes, pair.now);
+    if (Connection* h = pair.hub_session().connection(); h && id) {
+      std::array<std::byte, 1024> got{};
+      bool fin = false;
+      while (h->stream_read(*id, got, &fin, pair.now) > 0) {}
+    }
+  };
+  pair.run_for(ms(100'000), trickle);
+  ASSERT_TRUE(pair.branch_session().is_up());
+  sent_before_rekey = pair.branch_session().stats().handshakes_sent;
+  pair.run_for(ms(40'000), trickle);  // the rekey at 120 s
+  const auto& b = pair.branch_session().stats();
+  EXPECT_EQ(b.rekeys, 1u);
+  EXPECT_EQ(b.handshakes_sent - sent_before_rekey, 1u) << "a second initiation while the first was answered";
+  EXPECT_EQ(pair.branch_session().stats().connections_started, 1u);
 }
 
 }  // namespace
