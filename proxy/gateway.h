@@ -46,6 +46,8 @@
 
 namespace egw::proxy {
 
+class TimestampFile;
+
 class Gateway final : public RelayOwner {
  public:
   // Loads the temporal cache; binds nothing yet.
@@ -91,6 +93,7 @@ class Gateway final : public RelayOwner {
   }
 
  private:
+  std::unique_ptr<TimestampFile> timestamp_file() const;
   struct Peer;
   struct Counters {
     std::uint64_t accepted = 0;

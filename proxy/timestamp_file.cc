@@ -1,5 +1,7 @@
 #include "proxy/timestamp_file.h"
 
+#include <spdlog/spdlog.h>
+
 #include <sstream>
 
 #include "common/atomic_file.h"
@@ -75,6 +77,7 @@ bool TimestampFile::store(const tunnel::crypto::Key32& peer, const tunnel::sessi
   std::string error;
   if (!write_file_atomically(path_, text, &error)) {
     write_error_ = error;
+    spdlog::error("handshake state {}: {}; the initiation is not answered", path_.string(), error);
     return false;
   }
   greatest_ = std::move(next);

@@ -113,7 +113,6 @@ Session* Endpoint::on_initiation(const PeerAddress& from, std::span<const std::u
       return nullptr;
     }
     if (!is_peer_address(from) && !cookies_.take_budget(now)) {
-      ++stats_.dropped_rate_limited;
       ++stats_.dropped_over_budget;
       return nullptr;
     }
@@ -121,7 +120,7 @@ Session* Endpoint::on_initiation(const PeerAddress& from, std::span<const std::u
   ++stats_.initiations_processed;
   crypto::NoiseIkConfig noise_config;
   noise_config.initiator = false;
-  noise_config.local_static_private = identity_.private_key;
+  noise_config.local_static_private = identity_.private_key.get();
   noise_config.prologue = noise_prologue();
   noise_config.use_psk = true;  // always IKpsk2 (session.cc)
   auto noise = std::make_unique<crypto::NoiseIk>(noise_config);

@@ -38,7 +38,7 @@
 namespace egw::tunnel::session {
 
 struct EndpointConfig {
-  crypto::Key32 private_key{};
+  crypto::SharedSecretKey private_key;  // one wiped copy, shared by every copy of the config
   std::vector<PeerConfig> peers;
   // The branch initiates towards its peers; the hub only responds.
   bool initiator = false;
@@ -64,8 +64,8 @@ struct EndpointStats {
   std::uint64_t dropped_unknown_index = 0;  // no session, no pending handshake
   std::uint64_t dropped_unknown_peer = 0;   // authenticated static key not configured
   std::uint64_t dropped_handshake = 0;      // Noise message 1 failed to verify
-  std::uint64_t dropped_rate_limited = 0;     // per-IP limit, or over the global budget
-  std::uint64_t dropped_over_budget = 0;      // of dropped_rate_limited: the global budget
+  std::uint64_t dropped_rate_limited = 0;     // the per-IP limit (cookie.h)
+  std::uint64_t dropped_over_budget = 0;      // the global handshake budget under load
   std::uint64_t cookie_replies_sent = 0;
   std::uint64_t initiations_processed = 0;  // Noise message 1 read (the expensive part)
 };

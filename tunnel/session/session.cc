@@ -18,10 +18,10 @@ void earliest(std::optional<Instant>& best, std::optional<Instant> candidate) {
 
 }  // namespace
 
-LocalIdentity LocalIdentity::from_private(const crypto::Key32& private_key) {
+LocalIdentity LocalIdentity::from_private(const crypto::SharedSecretKey& private_key) {
   LocalIdentity id;
   id.private_key = private_key;
-  id.public_key = crypto::x25519_public_key(private_key);
+  id.public_key = crypto::x25519_public_key(private_key.get());
   id.mac1_key = session::mac1_key(id.public_key);
   return id;
 }
@@ -97,7 +97,7 @@ void Session::send_initiation(Instant now, bool rekey) {
   forget_pending_handshake();
   crypto::NoiseIkConfig config;
   config.initiator = true;
-  config.local_static_private = identity_.private_key;
+  config.local_static_private = identity_.private_key.get();
   config.remote_static_public = peer_.public_key;
   // Always IKpsk2, with an all-zero psk when none is configured (as
   // WireGuard does): the responder must know the pattern before it reads
@@ -133,8 +133,8 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
     return;
   }
   const auto keys = pending_->noise->split();
-  auto keypair = std::make_unique<Keypair>(pending_->local_index, response.sender_index, keys.send,
-                                           keys.receive, now);
+  auto keypair = std::make_unique<Keypair>(pending_->local_index, response.sender_index,
+                                           keys.send.bytes, keys.receive.bytes, now);
   const bool rekey = pending_->rekey && (params->flags & TransportParameters::kFlagRekey) && is_up();
   handshake_rtt_ = now - pending_->sent_at;
   pending_.reset();  // its index now names the keypair
@@ -200,7 +200,7 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
       std::span(reinterpret_cast<const std::uint8_t*>(reply_params.data()), reply_params.size()));
   const auto keys = noise->split();
   const std::uint32_t index = indices_.allocate(this);
-  auto keypair = std::make_unique<Keypair>(index, sender_index, keys.send, keys.receive, now);
+  auto keypair = std::make_unique<Keypair>(index, sender_index, keys.send.bytes, keys.receive.bytes, now);
   response_to_send_ = build_response(index, sender_index, message, peer_mac1_key_, {});
   address_ = from;
   ++stats_.handshakes_completed;

@@ -71,10 +71,10 @@ namespace egw::tunnel::session {
 
 // This gateway's static identity, shared by its sessions.
 struct LocalIdentity {
-  crypto::Key32 private_key{};
+  crypto::SharedSecretKey private_key;  // the config's: shared, not copied
   crypto::Key32 public_key{};
   crypto::Key32 mac1_key{};  // of our public key: checks mac1 of what we receive
-  static LocalIdentity from_private(const crypto::Key32& private_key);
+  static LocalIdentity from_private(const crypto::SharedSecretKey& private_key);
 };
 
 struct SessionTimers {
