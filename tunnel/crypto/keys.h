@@ -33,13 +33,15 @@ struct SecretKey32 {
   void wipe();
 };
 
-// A private key held once and shared by every copy of the configs that name
-// it (a reload's new config, each Endpoint's identity), wiped when the last
-// copy goes: copying a config does not copy the key. Assigning a Key32 makes
+// A private (or pre-shared) key held once and shared by every copy of the
+// configs that name it (a reload's new config, each Endpoint's identity and
+// peers), wiped when the last copy goes: copying a config does not copy the key. Assigning a Key32 makes
 // a new shared key (the old one is left to its other holders).
 class SharedSecretKey {
  public:
   SharedSecretKey() = default;
+  SharedSecretKey(const Key32& key)  // NOLINT: implicit, as the Key32 it replaces
+      : key_(std::make_shared<const SecretKey32>(key)) {}
   SharedSecretKey& operator=(const Key32& key) {
     key_ = std::make_shared<const SecretKey32>(key);
     return *this;

@@ -46,7 +46,7 @@ struct NoiseIkConfig {
   // Required for the initiator (IK's pre-message `<- s`). On a responder,
   // optional: when set, message 1 from any other static key is rejected.
   std::optional<Key32> remote_static_public;
-  std::optional<Key32> psk;  // set => Noise_IKpsk2_..., else Noise_IK_...
+  std::optional<SecretKey32> psk;  // set => Noise_IKpsk2_..., else Noise_IK_...
   std::vector<std::uint8_t> prologue;
   std::optional<Key32> fixed_ephemeral_private;  // test vectors only
   // Addition: Noise_IKpsk2 with the psk given later by set_psk() (the

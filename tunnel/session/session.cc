@@ -103,7 +103,7 @@ void Session::send_initiation(Instant now, bool rekey) {
   // WireGuard does): the responder must know the pattern before it reads
   // message 1, and learns which peer (and so which psk) only after.
   config.use_psk = true;
-  config.psk = peer_.preshared_key.value_or(crypto::Key32{});
+  config.psk = preshared_key();
   config.prologue = noise_prologue();
   auto noise = std::make_unique<crypto::NoiseIk>(config);
   const auto payload = encode_initiation_payload(timestamp(now), local_parameters(rekey));
@@ -191,7 +191,7 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
   }
   last_initiation_timestamp_ = payload.timestamp;
   last_initiation_at_ = now;
-  noise->set_psk(peer_.preshared_key.value_or(crypto::Key32{}));
+  noise->set_psk(preshared_key());
   // A rekey only of a connection the initiator provably shares (see the top
   // of session.h); otherwise a fresh one, which the initiator follows.
   const bool rekey = (payload.params.flags & TransportParameters::kFlagRekey) && is_confirmed();

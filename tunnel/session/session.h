@@ -96,7 +96,7 @@ struct SessionTimers {
 struct PeerConfig {
   std::string name;  // for logs ("hub", "branch-3"); defaults to the key's prefix
   crypto::Key32 public_key{};
-  std::optional<crypto::Key32> preshared_key;
+  std::optional<crypto::SharedSecretKey> preshared_key;  // shared by config copies, wiped
   std::optional<PeerAddress> endpoint;  // where to send first (initiators must have one)
 };
 
@@ -187,6 +187,11 @@ class Session {
     if (keys) indices_.release(keys->local_index);
   }
   Timestamp timestamp(Instant now) const;
+  // The peer's psk, all zero without one (WireGuard's choice).
+  const crypto::Key32& preshared_key() const {
+    static constexpr crypto::Key32 kNone{};
+    return peer_.preshared_key ? peer_.preshared_key->get() : kNone;
+  }
   TransportParameters local_parameters(bool rekey) const;
   Duration retire_delay() const;  // ~3 PTO for the previous keys
   Duration first_retry_interval() const;  // max(handshake_retry, 3 x the path's RTT)
