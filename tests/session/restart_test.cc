@@ -231,21 +231,44 @@ TEST(HandshakeRetry, OnASlowPathARekeyIsNotRetransmittedWhileItsAnswerIsOnTheWay
     if (!c) return;
     if (!id) id = c->open_stream(Destination{}, ContentClass::bulk, pair.now);
     const std::array<std::byte, 100> bytes{};
-    if (++step % 500 == 0 && id) c->stream_write(*id, bytes, pair.now);
+    if (++step % 100 == 0 && id) c->stream_write(*id, bytes, pair.now);
     if (Connection* h = pair.hub_session().connection(); h && id) {
       std::array<std::byte, 1024> got{};
       bool fin = false;
       while (h->stream_read(*id, got, &fin, pair.now) > 0) {}
     }
   };
-  pair.run_for(ms(100'000), trickle);
+  pair.run_for(ms(100'000), trickle, ms(5));
   ASSERT_TRUE(pair.branch_session().is_up());
   sent_before_rekey = pair.branch_session().stats().handshakes_sent;
-  pair.run_for(ms(40'000), trickle);  // the rekey at 120 s
+  pair.run_for(ms(40'000), trickle, ms(5));  // the rekey at 120 s
   const auto& b = pair.branch_session().stats();
   EXPECT_EQ(b.rekeys, 1u);
   EXPECT_EQ(b.handshakes_sent - sent_before_rekey, 1u) << "a second initiation while the first was answered";
   EXPECT_EQ(pair.branch_session().stats().connections_started, 1u);
+}
+
+// The first handshake of a run over that path: the temporal cache (saved by
+// the previous run) knows its RTT, so the initiation is not retried at 1 s.
+TEST(HandshakeRetry, TheFirstHandshakeOverAKnownSlowPathIsSentOnce) {
+  SessionPair pair;
+  pair.delay = ms(750);
+  pair.start();
+  congestion::TemporalCache cache(congestion::TemporalCacheConfig{});
+  congestion::PathState slow;
+  slow.cwnd_bytes = slow.ssthresh_bytes = 100'000;
+  slow.srtt = ms(1'500);
+  slow.rttvar = ms(50);
+  slow.min_rtt = ms(1'500);
+  slow.max_datagram_bytes = 1'200;
+  slow.saved_at = pair.now;
+  cache.store(pair.branch_config.connection.cache_key, slow, pair.now);
+  pair.branch = std::make_unique<Endpoint>(pair.branch_config, &cache, pair.now);
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(3'000), {}, ms(5));
+  EXPECT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 1u);
+  EXPECT_EQ(pair.hub_session().stats().connections_started, 1u) << "the hub replaced its first connection";
 }
 
 }  // namespace

@@ -62,21 +62,24 @@ void Session::set_scheduler_config(const congestion::SchedulerConfig& scheduler)
 void Session::connect(Instant now) {
   if (!initiator_ || pending_ || is_up()) return;
   first_attempt_at_ = now;
-  retry_interval_ = first_retry_interval();
+  retry_interval_ = first_retry_interval(now);
   send_initiation(now, false);
 }
 
 void Session::start_rekey(Instant now) {
   first_attempt_at_ = now;
-  retry_interval_ = first_retry_interval();
+  retry_interval_ = first_retry_interval(now);
   send_initiation(now, true);
 }
 
-Duration Session::first_retry_interval() const {
+Duration Session::first_retry_interval(Instant now) const {
   Duration rtt = handshake_rtt_.value_or(Duration{});
   if (connection_) {
     const auto s = connection_->stats().ensemble;
     if (s.srtt.count() > 0) rtt = std::max(rtt, s.srtt + 4 * s.rttvar);
+  } else if (!handshake_rtt_ && cache_) {
+    // This run's first handshake: the path's RTT as a previous run saw it.
+    if (const auto s = cache_->lookup(connection_config_.cache_key, now)) rtt = s->srtt + 4 * s->rttvar;
   }
   return std::max(timers_.handshake_retry, 3 * rtt);
 }
@@ -393,7 +396,7 @@ void Session::on_timeout(Instant now) {
         // accept: its state is not ours (a restart we took for a rekey).
         ++stats_.fresh_after_silent_rekey;
         first_attempt_at_ = now;
-        retry_interval_ = first_retry_interval();
+        retry_interval_ = first_retry_interval(now);
         send_initiation(now, false);
       } else if (old || silent) {
         if (silent) ++silent_rekeys_;

@@ -42,9 +42,10 @@
 // brought nothing authenticated back starts a fresh connection next time.
 //
 // Retransmission. An initiation is retried after max(handshake_retry,
-// 3 x the path's RTT) (the live connection's smoothed RTT and variance, or
-// the last handshake's round trip), doubling up to 5 s: a slow path (600 ms
-// RTT) never gets a second handshake while the first is still on its way.
+// 3 x the path's RTT) (the live connection's smoothed RTT and variance, the
+// last handshake's round trip, or for a run's first handshake the temporal
+// cache's), doubling up to 5 s: a slow path (600 ms RTT) never gets a second
+// handshake while the first is still on its way.
 #pragma once
 
 #include <deque>
@@ -194,7 +195,7 @@ class Session {
   }
   TransportParameters local_parameters(bool rekey) const;
   Duration retire_delay() const;  // ~3 PTO for the previous keys
-  Duration first_retry_interval() const;  // max(handshake_retry, 3 x the path's RTT)
+  Duration first_retry_interval(Instant now) const;  // max(handshake_retry, 3 x the path's RTT)
 
   const LocalIdentity& identity_;
   PeerConfig peer_;
