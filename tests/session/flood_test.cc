@@ -138,5 +138,27 @@ TEST(HandshakeFlood, ManyHostsTogetherStayWithinTheGlobalBudget) {
   EXPECT_GE(r.branch_up_after_s, 0) << "the branch did not connect during the flood";
 }
 
+// The branch never responds, so an initiation (valid mac1: the sender knows
+// the branch's public key) costs it no Diffie-Hellman at all.
+TEST(HandshakeFlood, ABranchDoesNoWorkForInitiations) {
+  SessionPair pair;
+  pair.start();
+  EndpointConfig config = pair.hub_config;  // a stranger initiating towards the branch
+  config.private_key = Keys{}.private_key;
+  config.initiator = true;
+  config.peers = {{"branch", pair.branch_keys.public_key, std::nullopt, branch_address()}};
+  Endpoint stranger(config, nullptr, pair.now);
+  stranger.session(0).connect(pair.now);
+  std::vector<std::byte> buffer(2048);
+  const auto t = stranger.session(0).poll_transmit(pair.now, buffer);
+  ASSERT_TRUE(t);
+  for (int i = 0; i < 100; ++i) {
+    auto copy = std::vector<std::byte>(buffer.begin(), buffer.begin() + t->bytes);
+    pair.branch->on_datagram(PeerAddress::v4(0x0b000001, 7000), copy, pair.now);
+  }
+  EXPECT_EQ(pair.branch->stats().initiations_processed, 0u);
+  EXPECT_FALSE(pair.branch->poll_reply(buffer)) << "no cookie replies from a branch either";
+}
+
 }  // namespace
 }  // namespace egw::tunnel::session::testing
