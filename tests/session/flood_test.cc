@@ -4,6 +4,7 @@
 // count and the branch's time to connect (docs/reliability.md).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
 #include <cstring>
 
@@ -62,7 +63,7 @@ struct Flooder {
       std::memcpy(copy.data() + kInitiationBytes - kMacBytes, mac2.data(), kMacBytes);
       pair.hub->on_datagram(from, std::as_writable_bytes(std::span(copy)), pair.now);
       while (auto r = pair.hub->poll_reply(buffer)) {
-        if (r->to == branch_address()) {  // the real branch's cookie: on the wire
+        if (r->to.ip == branch_address().ip) {  // the real branch's cookie: on the wire
           pair.wire.push_back({hub_address(), r->to, {buffer.begin(), buffer.begin() + r->bytes},
                                pair.now + pair.delay});
         }
@@ -136,6 +137,46 @@ TEST(HandshakeFlood, ManyHostsTogetherStayWithinTheGlobalBudget) {
   // The budget (burst: one second's worth) over 5 s.
   EXPECT_LE(r.dh_initiations, 250u * 6 + 3);
   EXPECT_GE(r.branch_up_after_s, 0) << "the branch did not connect during the flood";
+}
+
+// A branch that restarts during a many-host flood that exhausts the budget
+// (1 handshake/s here) still gets through at once: it comes from the IP the
+// hub's confirmed session knows (a new port: NAT), which the budget exempts.
+TEST(HandshakeFlood, ARestartedBranchGetsPastAnExhaustedBudget) {
+  SessionPair pair({}, /*under_load=*/200);
+  pair.hub_config.handshake_budget_per_second = 1;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  std::optional<StreamId> id;
+  pair.run_for(ms(1'000), [&] {
+    Connection* c = pair.branch_session().connection();
+    if (c && !id) {
+      id = c->open_stream(Destination{}, ContentClass::html, pair.now);
+      const std::array<std::byte, 100> bytes{};
+      c->stream_write(*id, bytes, pair.now);
+    }
+  });
+  ASSERT_TRUE(pair.hub_session().is_confirmed());
+  std::vector<PeerAddress> hosts;
+  for (std::uint32_t i = 0; i < 2'000; ++i) hosts.push_back(PeerAddress::v4(0x0c000000 + i, 5'000));
+  Flooder flooder(pair);
+  flooder.get_cookies(hosts);
+  pair.run_for(ms(1'000), [&] { flooder.flood(50); }, ms(10));
+  // The branch restarts behind its NAT: same IP, another port.
+  pair.branch = std::make_unique<Endpoint>(pair.branch_config, nullptr, pair.now);
+  pair.branch_from = PeerAddress::v4(0x0a000001, 40'001);
+  pair.branch_session().connect(pair.now);
+  const Instant restarted = pair.now;
+  std::optional<Instant> up_at;
+  pair.run_for(ms(4'000), [&] {
+    flooder.flood(50);
+    if (!up_at && pair.branch_session().is_up()) up_at = pair.now;
+  }, ms(10));
+  ASSERT_TRUE(up_at) << "the restarted branch did not get past the flood";
+  std::printf("restarted branch, 2,000-host flood over a 1/s budget: up after %.2f s\n",
+              to_seconds(*up_at - restarted));
+  EXPECT_LT(*up_at - restarted, ms(2'500));
+  EXPECT_GT(pair.hub->stats().dropped_over_budget, 1'000u);
 }
 
 // The branch never responds, so an initiation (valid mac1: the sender knows
