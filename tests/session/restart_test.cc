@@ -273,3 +273,25 @@ TEST(HandshakeRetry, TheFirstHandshakeOverAKnownSlowPathIsSentOnce) {
 
 }  // namespace
 }  // namespace egw::tunnel::session::testing
+
+namespace egw::tunnel::session::testing {
+namespace {
+
+// The hub echoes a rekey only for a confirmed connection: a tunnel that
+// never carried a stream must still be confirmed by the branch's first
+// packets, so its rekey at 120 s is a rekey, not a new connection.
+TEST(HubRestart, AnIdleTunnelIsRekeyedNotReplaced) {
+  SessionPair pair;
+  pair.branch_config.connection.keep_alive = true;  // as the gateway runs it
+  pair.branch_config.connection.keep_alive_interval = ms(5'000);
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(130'000), {}, ms(5));
+  EXPECT_TRUE(pair.hub_session().is_confirmed());
+  EXPECT_GE(pair.branch_session().stats().rekeys, 1u);
+  EXPECT_EQ(pair.branch_session().stats().connections_started, 1u);
+  EXPECT_EQ(pair.hub_session().stats().connections_started, 1u);
+}
+
+}  // namespace
+}  // namespace egw::tunnel::session::testing
