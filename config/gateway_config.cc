@@ -37,7 +37,8 @@ class Loader {
   GatewayConfig load(const YAML::Node& root) {
     r_.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "peers",
                             "interception", "ensemble", "scheduler", "classify", "temporal_cache",
-                            "limits", "log_level", "metrics_listen", "status_socket", "user"});
+                            "limits", "log_level", "metrics_listen", "status_socket", "user",
+                            "handshake_state_file"});
     GatewayConfig c;
     c.path = r_.path();
     const std::string role = r_.string(root, "role", "role");
@@ -57,6 +58,7 @@ class Loader {
     c.endpoint.connection.ensemble.scheduler = c.reloadable.scheduler;
     c.reloadable.classify = parse_classify(r_, root["classify"]);
     cache(root["temporal_cache"], c);
+    c.handshake_state_file = r_.string_or(root, "handshake_state_file", "handshake_state_file", "");
     c.reloadable.limits = limits(root["limits"]);
     apply_limits(c.reloadable.limits, c.endpoint.connection);
     c.reloadable.log_level = r_.string_or(root, "log_level", "log_level", "info");

@@ -92,6 +92,10 @@ struct GatewayConfig {
   InterceptionConfig interception;           // branch only
   congestion::TemporalCacheConfig cache;
   std::string cache_file;  // empty: not persisted
+  // Hub: each peer's greatest accepted handshake timestamp, kept across
+  // restarts so a captured initiation is never answered twice
+  // (proxy/timestamp_file.h); empty: in memory only.
+  std::string handshake_state_file;
   std::string metrics_listen = "127.0.0.1:9470";  // empty: no metrics
   std::string status_socket;                      // default: /run/ensemble-gw/<role>.sock
   // The user to run as after start (only CAP_NET_ADMIN kept); empty: the

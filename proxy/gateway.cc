@@ -10,6 +10,7 @@
 
 #include "proxy/original_destination.h"
 #include "proxy/path_cache_file.h"
+#include "proxy/timestamp_file.h"
 #include "proxy/tunnel_config.h"
 #include "tunnel/error_codes.h"
 
@@ -165,6 +166,18 @@ Instant Gateway::now() const {
   return Instant(std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - started_));
 }
 
+// The hub's replay memory across restarts (item 4 of issue 19).
+std::unique_ptr<TimestampFile> Gateway::timestamp_file() const {
+  if (!config_.is_hub) return nullptr;
+  if (config_.handshake_state_file.empty()) {
+    spdlog::warn("handshake_state_file not set: after a restart a captured initiation is answered once");
+    return nullptr;
+  }
+  auto file = std::make_unique<TimestampFile>(config_.handshake_state_file);
+  if (file->load_error()) spdlog::warn("handshake state {}: {}", config_.handshake_state_file, *file->load_error());
+  return file;
+}
+
 void Gateway::start() {
   asio::ip::udp::endpoint local;
   if (!config_.tunnel_listen.empty()) {
@@ -176,7 +189,7 @@ void Gateway::start() {
     local = asio::ip::udp::endpoint(v4 ? asio::ip::udp::v4() : asio::ip::udp::v6(), 0);
   }
   try {
-    tunnel_ = std::make_unique<TunnelSocket>(io_, config_.endpoint, local, &cache_);
+    tunnel_ = std::make_unique<TunnelSocket>(io_, config_.endpoint, local, &cache_, timestamp_file());
   } catch (const boost::system::system_error& e) {
     throw std::runtime_error("cannot bind the tunnel to UDP " + config_.tunnel_listen + ": " + e.code().message());
   }
@@ -619,6 +632,7 @@ GatewaySnapshot Gateway::snapshot() const {
   s.datagrams_dropped = {{"malformed", es.dropped_malformed},         {"bad_mac1", es.dropped_bad_mac1},
                          {"unknown_index", es.dropped_unknown_index}, {"unknown_peer", es.dropped_unknown_peer},
                          {"handshake", es.dropped_handshake},         {"rate_limited", es.dropped_rate_limited},
+                         {"handshake_budget", es.dropped_over_budget},
                          {"truncated", tunnel_->stats().dropped_truncated}};
   s.initiations_processed = es.initiations_processed;
   s.cookie_replies_sent = es.cookie_replies_sent;

@@ -57,6 +57,8 @@
 
 namespace egw::proxy {
 
+class TimestampFile;
+
 class Gateway final : public RelayOwner {
  public:
   // Loads the temporal cache; binds nothing yet.
@@ -104,6 +106,7 @@ class Gateway final : public RelayOwner {
   }
 
  private:
+  std::unique_ptr<TimestampFile> timestamp_file() const;
   struct Peer;
   struct Counters {
     std::uint64_t accepted = 0;

@@ -280,13 +280,16 @@ struct TunnelSocket::Peer final : SessionHandler, tunnel::TransmitSink, tunnel::
 };
 
 TunnelSocket::TunnelSocket(asio::io_context& io, const tunnel::session::EndpointConfig& config,
-                           const udp::endpoint& local, congestion::TemporalCache* cache)
+                           const udp::endpoint& local, congestion::TemporalCache* cache,
+                           std::unique_ptr<tunnel::session::TimestampStore> timestamps)
     : io_(io),
       socket_(io, local),
       origin_(std::chrono::steady_clock::now()),
+      timestamps_(std::move(timestamps)),
       endpoint_(
           [&] {
             auto c = config;
+            if (timestamps_) c.timestamp_store = timestamps_.get();
             c.wall_clock_ns_at_origin = static_cast<std::uint64_t>(
                 std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::system_clock::now().time_since_epoch())

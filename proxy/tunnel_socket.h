@@ -54,8 +54,10 @@ struct TunnelSocketStats {
 class TunnelSocket {
  public:
   // Binds `local` (port 0: any). Does not send anything until start().
+  // `timestamps` (a responder's replay memory across restarts) is owned here.
   TunnelSocket(boost::asio::io_context& io, const tunnel::session::EndpointConfig& config,
-               const boost::asio::ip::udp::endpoint& local, congestion::TemporalCache* cache);
+               const boost::asio::ip::udp::endpoint& local, congestion::TemporalCache* cache,
+               std::unique_ptr<tunnel::session::TimestampStore> timestamps = nullptr);
   ~TunnelSocket();
   TunnelSocket(const TunnelSocket&) = delete;
   TunnelSocket& operator=(const TunnelSocket&) = delete;
@@ -85,6 +87,7 @@ class TunnelSocket {
   boost::asio::io_context& io_;
   boost::asio::ip::udp::socket socket_;
   std::chrono::steady_clock::time_point origin_;
+  std::unique_ptr<tunnel::session::TimestampStore> timestamps_;  // before endpoint_: it uses it
   tunnel::session::Endpoint endpoint_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::unordered_map<const tunnel::session::Session*, Peer*> by_session_;

@@ -94,7 +94,7 @@ void replay(const Vector& v, bool responder_learns_psk_late) {
   ASSERT_TRUE(read1);
   EXPECT_EQ(*read1, payload1);
   ASSERT_TRUE(responder.remote_static());
-  EXPECT_EQ(*responder.remote_static(), x25519_public_key(initiator_config.local_static_private));
+  EXPECT_EQ(*responder.remote_static(), x25519_public_key(initiator_config.local_static_private.bytes));
   if (psk && responder_learns_psk_late) {
     EXPECT_TRUE(responder.set_psk(key_from_hex(f.at("resp_psk"))));
   }
@@ -117,8 +117,8 @@ void replay(const Vector& v, bool responder_learns_psk_late) {
   // Transport: senders alternate, initiator first; nonce = per-direction count.
   const auto initiator_keys = initiator.split();
   const auto responder_keys = responder.split();
-  EXPECT_EQ(initiator_keys.send, responder_keys.receive);
-  EXPECT_EQ(initiator_keys.receive, responder_keys.send);
+  EXPECT_EQ(initiator_keys.send.bytes, responder_keys.receive.bytes);
+  EXPECT_EQ(initiator_keys.receive.bytes, responder_keys.send.bytes);
   ChaChaPolyKey initiator_send(initiator_keys.send), initiator_receive(initiator_keys.receive);
   ChaChaPolyKey responder_send(responder_keys.send), responder_receive(responder_keys.receive);
   std::uint64_t to_responder = 0, to_initiator = 0;

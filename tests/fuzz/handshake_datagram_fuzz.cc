@@ -20,7 +20,9 @@ namespace {
 struct Fixture {
   Fixture() {
     EndpointConfig c;
-    for (int i = 0; i < 32; ++i) c.private_key[i] = static_cast<std::uint8_t>(i + 1);
+    tunnel::crypto::Key32 key{};
+    for (int i = 0; i < 32; ++i) key[i] = static_cast<std::uint8_t>(i + 1);
+    c.private_key = key;
     PeerConfig peer;
     for (int i = 0; i < 32; ++i) peer.public_key[i] = static_cast<std::uint8_t>(9 * i + 1);
     c.peers.push_back(peer);

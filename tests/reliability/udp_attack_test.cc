@@ -7,11 +7,13 @@
 // and the hub counts the attack in its metrics.
 #include <fcntl.h>
 
+#include <cstring>
 #include <random>
 
 #include "proxy/metrics_exporter.h"
 #include "tests/reliability/loopback_gateways.h"
 #include "tunnel/crypto/keys.h"
+#include "tunnel/session/cookie.h"
 #include "tunnel/session/endpoint.h"
 #include "tunnel/session/handshake_messages.h"
 
@@ -132,6 +134,90 @@ TEST_F(UdpAttack, HandshakeFloodFromManyAddressesLeavesTheRealPeerServed) {
   EXPECT_GE(h.ensembles.at(0).handshakes, 1u);
   const std::string metrics = render_prometheus(h);
   EXPECT_NE(metrics.find("egw_cookie_replies_total " + std::to_string(h.cookie_replies_sent)), std::string::npos);
+}
+
+// Issue 19 item 1: one host (127.0.0.2) with 2,000 source ports, each holding
+// a valid cookie, floods initiations with a valid mac2. Keyed by address and
+// port, every port had its own 20/s bucket (and filled the 4,096-entry table,
+// locking out new senders); keyed by IP, the host gets one host's share.
+TEST_F(UdpAttack, CookieHoldingFloodFromOneHostsManyPortsGetsOneHostsShare) {
+  const auto initiation = stranger_initiations(hub_public_key(), 1).front();
+  const auto view = tunnel::session::parse_initiation(initiation);
+  ASSERT_TRUE(view);
+  tunnel::session::Mac mac1{};
+  std::memcpy(mac1.data(), view->mac1.data(), mac1.size());
+  constexpr int kPorts = 2'000;
+  std::vector<int> sockets;
+  for (int i = 0; i < kPorts; ++i) {
+    const int fd = udp_socket_at(0x7f000002);
+    ASSERT_GE(fd, 0) << "cannot bind 127.0.0.2";
+    sockets.push_back(fd);
+  }
+  // Every port sends: past the first 200 in a second, a cookie each (a few
+  // rounds: the hub queues a bounded number of replies per batch).
+  std::vector<std::pair<int, tunnel::session::Cookie>> cookies;
+  std::vector<bool> has_cookie(sockets.size());
+  tunnel::session::CookieJar jar(hub_public_key());
+  for (int round = 0; round < 5 && cookies.size() < kPorts * 3 / 4u; ++round) {
+    for (std::size_t i = 0; i < sockets.size(); ++i) {
+      if (!has_cookie[i]) send_to(sockets[i], hub_port(), initiation);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (std::size_t i = 0; i < sockets.size(); ++i) {
+      std::uint8_t buf[256];
+      for (ssize_t n; (n = ::recv(sockets[i], buf, sizeof buf, 0)) > 0;) {
+        const auto reply = tunnel::session::parse_cookie_reply(std::span(buf, static_cast<std::size_t>(n)));
+        if (has_cookie[i] || !reply || !jar.on_reply(*reply, mac1, Instant{})) continue;
+        tunnel::session::Cookie c{};
+        std::memcpy(c.data(), jar.cookie(Instant{}).data(), c.size());
+        cookies.emplace_back(sockets[i], c);
+        has_cookie[i] = true;
+      }
+    }
+  }
+  ASSERT_GE(cookies.size(), kPorts / 2u);
+  const std::uint64_t dh_before = snapshot(*hub_).initiations_processed;
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> sent{0};
+  std::thread flood([&] {
+    auto copy = initiation;
+    const std::size_t covered = kInitiationBytes - tunnel::session::kMacBytes;
+    for (std::size_t k = 0; !stop; ++k) {
+      const auto& [fd, cookie] = cookies[k % cookies.size()];
+      const auto mac2 = tunnel::session::truncated_mac(cookie, std::span(copy).first(covered));
+      std::memcpy(copy.data() + covered, mac2.data(), mac2.size());
+      send_to(fd, hub_port(), copy);
+      if (++sent % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto branch_started = std::chrono::steady_clock::now();
+  start_branch(hub_port());
+  bool up = false;
+  while (!up && std::chrono::steady_clock::now() - branch_started < std::chrono::seconds(15)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto b = snapshot(*branch_);
+    up = !b.ensembles.empty() && b.ensembles[0].up;
+  }
+  const double up_after_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - branch_started).count();
+  const bool downloaded = up && download(500'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'000));
+  stop = true;
+  flood.join();
+  const double flood_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - branch_started).count() + 0.5;
+  for (const int fd : sockets) ::close(fd);
+  const GatewaySnapshot h = snapshot(*hub_);
+  const std::uint64_t dh = h.initiations_processed - dh_before;
+  std::printf("one IP, %zu ports with cookies: %llu initiations with valid mac2 in %.1f s; hub: %llu cost DH, "
+              "%llu rate limited; branch up after %.2f s\n",
+              cookies.size(), (unsigned long long)sent.load(), flood_s, (unsigned long long)dh,
+              (unsigned long long)h.datagrams_dropped.at("rate_limited"), up_after_s);
+  EXPECT_TRUE(up) << "the branch's tunnel did not come up during the flood";
+  EXPECT_TRUE(downloaded);
+  // 20/s (burst 5) for the host, plus the branch's own handshakes.
+  EXPECT_LE(dh, static_cast<std::uint64_t>(5 + 20 * (flood_s + 1) + 5));
 }
 
 // Strangers' datagrams while a download runs: every kind dropped, counted by

@@ -29,6 +29,7 @@ class ChaChaPolyKey {
   static constexpr std::size_t kNonceBytes = 12;
 
   explicit ChaChaPolyKey(const Key32& key);
+  explicit ChaChaPolyKey(const SecretKey32& key) : ChaChaPolyKey(key.bytes) {}
   // Frees the context; OpenSSL wipes the key and state in it (OPENSSL_clear_free).
   // No other copy of the key is kept.
   ~ChaChaPolyKey();

@@ -43,7 +43,17 @@ SecretKey32& SecretKey32::operator=(const SecretKey32& other) {
   return *this;
 }
 
+SecretKey32& SecretKey32::operator=(const Key32& key) {
+  wipe();
+  bytes = key;
+  return *this;
+}
+
 SecretKey32::~SecretKey32() { wipe(); }
+
+bool SharedSecretKey::operator==(const SharedSecretKey& other) const {
+  return CRYPTO_memcmp(get().data(), other.get().data(), get().size()) == 0;
+}
 
 void SecretKey32::wipe() { OPENSSL_cleanse(bytes.data(), bytes.size()); }
 

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 namespace egw::tunnel::crypto {
@@ -25,10 +26,34 @@ struct SecretKey32 {
   explicit SecretKey32(const Key32& key) : bytes(key) {}
   SecretKey32(const SecretKey32& other) = default;
   SecretKey32& operator=(const SecretKey32& other);
+  SecretKey32& operator=(const Key32& key);
   ~SecretKey32();
 
   // Wipes the bytes now (all zero afterwards).
   void wipe();
+};
+
+// A private (or pre-shared) key held once and shared by every copy of the
+// configs that name it (a reload's new config, each Endpoint's identity and
+// peers), wiped when the last copy goes: copying a config does not copy the key. Assigning a Key32 makes
+// a new shared key (the old one is left to its other holders).
+class SharedSecretKey {
+ public:
+  SharedSecretKey() = default;
+  SharedSecretKey(const Key32& key)  // NOLINT: implicit, as the Key32 it replaces
+      : key_(std::make_shared<const SecretKey32>(key)) {}
+  SharedSecretKey& operator=(const Key32& key) {
+    key_ = std::make_shared<const SecretKey32>(key);
+    return *this;
+  }
+  // The key (all zero when none was assigned).
+  const Key32& get() const { return key_ ? key_->bytes : kZero; }
+  // Constant-time comparison of the bytes (CRYPTO_memcmp).
+  bool operator==(const SharedSecretKey& other) const;
+
+ private:
+  static constexpr Key32 kZero{};
+  std::shared_ptr<const SecretKey32> key_;
 };
 
 // Wipes any buffer (OPENSSL_cleanse: not optimised away).

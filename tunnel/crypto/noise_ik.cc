@@ -35,7 +35,7 @@ NoiseIk::NoiseIk(const NoiseIkConfig& config)
     : initiator_(config.initiator),
       psk_mode_(config.psk.has_value() || config.use_psk),
       static_private_(config.local_static_private),
-      static_public_(x25519_public_key(config.local_static_private)),
+      static_public_(x25519_public_key(config.local_static_private.bytes)),
       fixed_ephemeral_private_(config.fixed_ephemeral_private),
       symmetric_(psk_mode_ ? kIkPsk2 : kIk) {
   if (config.psk) psk_.emplace(*config.psk);
@@ -191,8 +191,8 @@ NoiseIk::TransportKeys NoiseIk::split() const {
     std::abort();
   }
   const auto [initiator_to_responder, responder_to_initiator] = symmetric_.split();
-  if (initiator_) return {initiator_to_responder.bytes, responder_to_initiator.bytes};
-  return {responder_to_initiator.bytes, initiator_to_responder.bytes};
+  if (initiator_) return {initiator_to_responder, responder_to_initiator};
+  return {responder_to_initiator, initiator_to_responder};
 }
 
 }  // namespace egw::tunnel::crypto

@@ -42,11 +42,11 @@ namespace egw::tunnel::crypto {
 
 struct NoiseIkConfig {
   bool initiator = true;
-  Key32 local_static_private;
+  SecretKey32 local_static_private;  // wiped with the config
   // Required for the initiator (IK's pre-message `<- s`). On a responder,
   // optional: when set, message 1 from any other static key is rejected.
   std::optional<Key32> remote_static_public;
-  std::optional<Key32> psk;  // set => Noise_IKpsk2_..., else Noise_IK_...
+  std::optional<SecretKey32> psk;  // set => Noise_IKpsk2_..., else Noise_IK_...
   std::vector<std::uint8_t> prologue;
   std::optional<Key32> fixed_ephemeral_private;  // test vectors only
   // Addition: Noise_IKpsk2 with the psk given later by set_psk() (the
@@ -92,10 +92,10 @@ class NoiseIk {
   // After the handshake (is_complete(); aborts otherwise — using keys of an
   // unfinished handshake is a bug): the transport keys from Split() as
   // (send, receive) for this side. Wipe them (SecretKey32) once loaded into
-  // ChaChaPolyKey.
+  // ChaChaPolyKey. (They wipe themselves.)
   struct TransportKeys {
-    Key32 send;
-    Key32 receive;
+    SecretKey32 send;
+    SecretKey32 receive;
   };
   TransportKeys split() const;
   // The handshake hash h (§5.2 GetHandshakeHash; final once complete): a

@@ -30,9 +30,12 @@ void random_bytes(std::span<std::uint8_t> out) {
 }  // namespace
 
 CookieChecker::CookieChecker(const crypto::Key32& our_static_public,
-                             std::uint32_t under_load_per_second, Instant now)
+                             std::uint32_t under_load_per_second,
+                             std::uint32_t handshakes_per_second, Instant now)
     : cookie_reply_key_(cookie_reply_key(our_static_public)),
-      under_load_per_second_(under_load_per_second) {
+      under_load_per_second_(under_load_per_second),
+      budget_per_second_(handshakes_per_second),
+      budget_{budget_per_second_, now} {
   random_bytes(secret_);
   secret_born_ = now;
   window_start_ = now;
@@ -77,15 +80,31 @@ std::array<std::uint8_t, kCookieReplyBytes> CookieChecker::make_reply(const Init
   return out;
 }
 
+std::array<std::uint8_t, 16> CookieChecker::limiter_key(const PeerAddress& from) {
+  std::array<std::uint8_t, 16> key = from.ip;
+  if (!from.is_v4()) std::fill(key.begin() + 8, key.end(), 0);  // the /64
+  return key;
+}
+
+bool CookieChecker::take_budget(Instant now) {
+  budget_.tokens = std::min(budget_per_second_,
+                            budget_.tokens + to_seconds(now - budget_.at) * budget_per_second_);
+  budget_.at = now;
+  if (budget_.tokens < 1) return false;
+  budget_.tokens -= 1;
+  return true;
+}
+
 bool CookieChecker::allow(const PeerAddress& from, Instant now) {
-  auto it = buckets_.find(from);
+  const auto key = limiter_key(from);
+  auto it = buckets_.find(key);
   if (it == buckets_.end()) {
     if (buckets_.size() >= kMaxLimitedAddresses) {
       // Forget addresses whose bucket has refilled (they lose nothing).
       std::erase_if(buckets_, [&](const auto& e) { return now - e.second.at >= kLoadWindow; });
       if (buckets_.size() >= kMaxLimitedAddresses) return false;
     }
-    it = buckets_.emplace(from, Bucket{kBurstPerAddress, now}).first;
+    it = buckets_.emplace(key, Bucket{kBurstPerAddress, now}).first;
   }
   Bucket& b = it->second;
   b.tokens = std::min(kBurstPerAddress,

@@ -17,9 +17,19 @@
 // and seals the cookie with ChaCha20-Poly1305 at counter 0, the initiation's
 // mac1 as associated data (it binds the reply to one initiation).
 //
-// Senders that hold a valid cookie are then rate-limited per address (20
-// initiations per second, burst 5, as WireGuard's ratelimiter), in a table
-// bounded to kMaxLimitedAddresses entries.
+// Senders that hold a valid cookie are then rate-limited per IP address (20
+// initiations per second, burst 5, as WireGuard's ratelimiter.go), an IPv6
+// sender by its /64: source ports and the addresses of one /64 cost nothing,
+// so keying by address and port let one host with 4,400 ports get 4,400
+// buckets (issue 19). The table is bounded to kMaxLimitedAddresses entries.
+//
+// On top, under load, every Diffie-Hellman that an initiation costs draws
+// from one global budget (`handshakes_per_second`, burst of one second):
+// beyond it initiations are dropped and counted, so many hosts together
+// cannot make the responder do unbounded work either. The Endpoint exempts
+// initiations from the address a configured peer currently uses (its live
+// session keeps rekeying), as WireGuard's under-load queue favours nobody
+// but bounds the work.
 #pragma once
 
 #include <array>
@@ -46,9 +56,10 @@ class CookieChecker {
   static constexpr double kInitiationsPerSecondPerAddress = 20;
   static constexpr double kBurstPerAddress = 5;
 
-  // `under_load_per_second`: initiations per second beyond which mac2 is required.
+  // `under_load_per_second`: initiations per second beyond which mac2 is
+  // required; `handshakes_per_second`: the global budget under load.
   CookieChecker(const crypto::Key32& our_static_public, std::uint32_t under_load_per_second,
-                Instant now);
+                std::uint32_t handshakes_per_second, Instant now);
 
   // Counts one initiation that passed mac1 and says whether the responder is
   // under load (then it needs a valid mac2 before doing any DH).
@@ -57,8 +68,13 @@ class CookieChecker {
   // The cookie reply to an initiation from `from` without a valid mac2.
   std::array<std::uint8_t, kCookieReplyBytes> make_reply(const InitiationView& message,
                                                          const PeerAddress& from, Instant now);
-  // Per-address rate limit for senders with a valid cookie; false = drop.
+  // Per-IP (IPv6: per /64) rate limit for senders with a valid cookie; false = drop.
   bool allow(const PeerAddress& from, Instant now);
+  // Takes one handshake from the global budget; false = over budget, drop.
+  bool take_budget(Instant now);
+
+  // The rate limiter's key: the IP address, an IPv6 one cut to its /64.
+  static std::array<std::uint8_t, 16> limiter_key(const PeerAddress& from);
 
  private:
   Cookie cookie_for(const PeerAddress& from, Instant now);
@@ -71,7 +87,14 @@ class CookieChecker {
   std::uint32_t in_window_ = 0;
   Instant under_load_until_{};
   struct Bucket { double tokens; Instant at; };
-  std::unordered_map<PeerAddress, Bucket, PeerAddressHash> buckets_;
+  struct KeyHash {
+    std::size_t operator()(const std::array<std::uint8_t, 16>& k) const {
+      return PeerAddressHash{}(PeerAddress{k, 0});
+    }
+  };
+  std::unordered_map<std::array<std::uint8_t, 16>, Bucket, KeyHash> buckets_;
+  double budget_per_second_;
+  Bucket budget_;
 };
 
 // Initiator side: the cookie a responder gave us, valid for 2 minutes.

@@ -19,11 +19,13 @@ std::uint32_t receiver_index_of_data(std::span<const std::uint8_t> d) {
 Endpoint::Endpoint(const EndpointConfig& config, congestion::TemporalCache* cache, Instant now)
     : config_(config),
       identity_(LocalIdentity::from_private(config.private_key)),
-      cookies_(identity_.public_key, config.under_load_initiations_per_second, now) {
+      cookies_(identity_.public_key, config.under_load_initiations_per_second,
+               config.handshake_budget_per_second, now) {
   for (const PeerConfig& peer : config_.peers) {
     sessions_.push_back(std::make_unique<Session>(identity_, peer, config_.initiator,
                                                   config_.connection, config_.timers, indices_,
-                                                  cache, config_.wall_clock_ns_at_origin));
+                                                  cache, config_.wall_clock_ns_at_origin,
+                                                  config_.timestamp_store));
   }
 }
 
@@ -54,6 +56,7 @@ Session* Endpoint::on_datagram(const PeerAddress& from, std::span<std::byte> dat
       return s;
     }
     case PacketType::handshake_initiation:
+      if (config_.initiator) break;  // the branch never responds: no work for anyone
       return on_initiation(from, bytes, now);
     case PacketType::handshake_response: {
       const auto response = parse_response(bytes);
@@ -109,11 +112,15 @@ Session* Endpoint::on_initiation(const PeerAddress& from, std::span<const std::u
       ++stats_.dropped_rate_limited;
       return nullptr;
     }
+    if (!is_peer_address(from) && !cookies_.take_budget(now)) {
+      ++stats_.dropped_over_budget;
+      return nullptr;
+    }
   }
   ++stats_.initiations_processed;
   crypto::NoiseIkConfig noise_config;
   noise_config.initiator = false;
-  noise_config.local_static_private = identity_.private_key;
+  noise_config.local_static_private = identity_.private_key.get();
   noise_config.prologue = noise_prologue();
   noise_config.use_psk = true;  // always IKpsk2 (session.cc)
   auto noise = std::make_unique<crypto::NoiseIk>(noise_config);
@@ -130,6 +137,13 @@ Session* Endpoint::on_initiation(const PeerAddress& from, std::span<const std::u
   }
   s->on_initiation(from, std::move(noise), initiation->sender_index, *payload, now);
   return s;
+}
+
+bool Endpoint::is_peer_address(const PeerAddress& from) const {
+  for (const auto& s : sessions_) {
+    if (s->is_confirmed() && s->address().ip == from.ip) return true;
+  }
+  return false;
 }
 
 std::optional<Endpoint::Reply> Endpoint::poll_reply(std::span<std::byte> buffer) {

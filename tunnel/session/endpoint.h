@@ -6,9 +6,12 @@
 //   data          receiver index -> its session (unknown index: dropped)
 //   response      mac1 checked -> receiver index -> the initiating session
 //   cookie reply  receiver index -> the initiating session
-//   initiation    exact size, mac1 (else dropped, nothing sent), then under
-//                 load a valid mac2 (else a cookie reply, no DH), the
-//                 per-address rate limit, Noise message 1 (4 DH), the
+//   initiation    an initiator drops it (the branch never responds: no DH
+//                 for anyone), exact size, mac1 (else dropped, nothing
+//                 sent), then under load a valid mac2 (else a cookie reply,
+//                 no DH), the per-IP rate limit, the global handshake budget
+//                 (except from a configured peer's current address), Noise
+//                 message 1 (4 DH), the
 //                 initiator's static key among our peers (else dropped,
 //                 nothing sent) -> that peer's session
 //
@@ -35,7 +38,7 @@
 namespace egw::tunnel::session {
 
 struct EndpointConfig {
-  crypto::Key32 private_key{};
+  crypto::SharedSecretKey private_key;  // one wiped copy, shared by every copy of the config
   std::vector<PeerConfig> peers;
   // The branch initiates towards its peers; the hub only responds.
   bool initiator = false;
@@ -43,9 +46,15 @@ struct EndpointConfig {
   SessionTimers timers;
   // Initiations per second (that passed mac1) above which mac2 is required.
   std::uint32_t under_load_initiations_per_second = 200;
+  // Under load, at most this many initiations per second get Diffie-Hellman
+  // (burst: one second's worth), configured peers' current addresses aside.
+  std::uint32_t handshake_budget_per_second = 1'000;
   // The wall clock (ns since 1970) at Instant{} of the driver's clock: the
   // core reads no clock, but initiations carry a timestamp.
   std::uint64_t wall_clock_ns_at_origin = 0;
+  // Responder: keeps each peer's greatest accepted initiation timestamp
+  // across restarts (the driver's file); null: in memory only.
+  TimestampStore* timestamp_store = nullptr;
 };
 
 struct EndpointStats {
@@ -55,7 +64,8 @@ struct EndpointStats {
   std::uint64_t dropped_unknown_index = 0;  // no session, no pending handshake
   std::uint64_t dropped_unknown_peer = 0;   // authenticated static key not configured
   std::uint64_t dropped_handshake = 0;      // Noise message 1 failed to verify
-  std::uint64_t dropped_rate_limited = 0;
+  std::uint64_t dropped_rate_limited = 0;     // the per-IP limit (cookie.h)
+  std::uint64_t dropped_over_budget = 0;      // the global handshake budget under load
   std::uint64_t cookie_replies_sent = 0;
   std::uint64_t initiations_processed = 0;  // Noise message 1 read (the expensive part)
 };
@@ -85,6 +95,8 @@ class Endpoint {
 
  private:
   Session* on_initiation(const PeerAddress& from, std::span<const std::uint8_t> bytes, Instant now);
+  // Whether a configured peer's session currently uses this IP address.
+  bool is_peer_address(const PeerAddress& from) const;
 
   EndpointConfig config_;
   LocalIdentity identity_;

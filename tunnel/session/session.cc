@@ -18,10 +18,10 @@ void earliest(std::optional<Instant>& best, std::optional<Instant> candidate) {
 
 }  // namespace
 
-LocalIdentity LocalIdentity::from_private(const crypto::Key32& private_key) {
+LocalIdentity LocalIdentity::from_private(const crypto::SharedSecretKey& private_key) {
   LocalIdentity id;
   id.private_key = private_key;
-  id.public_key = crypto::x25519_public_key(private_key);
+  id.public_key = crypto::x25519_public_key(private_key.get());
   id.mac1_key = session::mac1_key(id.public_key);
   return id;
 }
@@ -29,7 +29,7 @@ LocalIdentity LocalIdentity::from_private(const crypto::Key32& private_key) {
 Session::Session(const LocalIdentity& identity, const PeerConfig& peer, bool initiator,
                  const ConnectionConfig& connection, const SessionTimers& timers,
                  IndexTable& indices, congestion::TemporalCache* cache,
-                 std::uint64_t wall_clock_ns_at_origin)
+                 std::uint64_t wall_clock_ns_at_origin, TimestampStore* timestamps)
     : identity_(identity),
       peer_(peer),
       initiator_(initiator),
@@ -38,9 +38,11 @@ Session::Session(const LocalIdentity& identity, const PeerConfig& peer, bool ini
       indices_(indices),
       cache_(cache),
       wall_clock_ns_at_origin_(wall_clock_ns_at_origin),
+      timestamps_(timestamps),
       peer_mac1_key_(mac1_key(peer.public_key)),
       cookie_jar_(peer.public_key) {
   if (peer.endpoint) address_ = *peer.endpoint;
+  if (timestamps_ && !initiator_) last_initiation_timestamp_ = timestamps_->load(peer_.public_key);
 }
 
 Session::~Session() {
@@ -60,14 +62,26 @@ void Session::set_scheduler_config(const congestion::SchedulerConfig& scheduler)
 void Session::connect(Instant now) {
   if (!initiator_ || pending_ || is_up()) return;
   first_attempt_at_ = now;
-  retry_interval_ = timers_.handshake_retry;
+  retry_interval_ = first_retry_interval(now);
   send_initiation(now, false);
 }
 
 void Session::start_rekey(Instant now) {
   first_attempt_at_ = now;
-  retry_interval_ = timers_.handshake_retry;
+  retry_interval_ = first_retry_interval(now);
   send_initiation(now, true);
+}
+
+Duration Session::first_retry_interval(Instant now) const {
+  Duration rtt = handshake_rtt_.value_or(Duration{});
+  if (connection_) {
+    const auto s = connection_->stats().ensemble;
+    if (s.srtt.count() > 0) rtt = std::max(rtt, s.srtt + 4 * s.rttvar);
+  } else if (!handshake_rtt_ && cache_) {
+    // This run's first handshake: the path's RTT as a previous run saw it.
+    if (const auto s = cache_->lookup(connection_config_.cache_key, now)) rtt = s->srtt + 4 * s->rttvar;
+  }
+  return std::max(timers_.handshake_retry, 3 * rtt);
 }
 
 Timestamp Session::timestamp(Instant now) const {
@@ -86,13 +100,13 @@ void Session::send_initiation(Instant now, bool rekey) {
   forget_pending_handshake();
   crypto::NoiseIkConfig config;
   config.initiator = true;
-  config.local_static_private = identity_.private_key;
+  config.local_static_private = identity_.private_key.get();
   config.remote_static_public = peer_.public_key;
   // Always IKpsk2, with an all-zero psk when none is configured (as
   // WireGuard does): the responder must know the pattern before it reads
   // message 1, and learns which peer (and so which psk) only after.
   config.use_psk = true;
-  config.psk = peer_.preshared_key.value_or(crypto::Key32{});
+  config.psk = preshared_key();
   config.prologue = noise_prologue();
   auto noise = std::make_unique<crypto::NoiseIk>(config);
   const auto payload = encode_initiation_payload(timestamp(now), local_parameters(rekey));
@@ -122,9 +136,10 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
     return;
   }
   const auto keys = pending_->noise->split();
-  auto keypair = std::make_unique<Keypair>(pending_->local_index, response.sender_index, keys.send,
-                                           keys.receive, now);
+  auto keypair = std::make_unique<Keypair>(pending_->local_index, response.sender_index,
+                                           keys.send.bytes, keys.receive.bytes, now);
   const bool rekey = pending_->rekey && (params->flags & TransportParameters::kFlagRekey) && is_up();
+  handshake_rtt_ = now - pending_->sent_at;
   pending_.reset();  // its index now names the keypair
   retry_at_.reset();
   initiation_to_send_.reset();
@@ -171,16 +186,24 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
     ++stats_.initiations_too_frequent;
     return;
   }
+  // Durable before answering: a crash right after the answer must not let
+  // the same initiation be answered again by the next run.
+  if (timestamps_ && !timestamps_->store(peer_.public_key, payload.timestamp)) {
+    ++stats_.timestamp_store_failures;
+    return;
+  }
   last_initiation_timestamp_ = payload.timestamp;
   last_initiation_at_ = now;
-  noise->set_psk(peer_.preshared_key.value_or(crypto::Key32{}));
-  const bool rekey = (payload.params.flags & TransportParameters::kFlagRekey) && is_up();
+  noise->set_psk(preshared_key());
+  // A rekey only of a connection the initiator provably shares (see the top
+  // of session.h); otherwise a fresh one, which the initiator follows.
+  const bool rekey = (payload.params.flags & TransportParameters::kFlagRekey) && is_confirmed();
   const auto reply_params = encode_transport_parameters(local_parameters(rekey));
   const auto message = noise->write_message(
       std::span(reinterpret_cast<const std::uint8_t*>(reply_params.data()), reply_params.size()));
   const auto keys = noise->split();
   const std::uint32_t index = indices_.allocate(this);
-  auto keypair = std::make_unique<Keypair>(index, sender_index, keys.send, keys.receive, now);
+  auto keypair = std::make_unique<Keypair>(index, sender_index, keys.send.bytes, keys.receive.bytes, now);
   response_to_send_ = build_response(index, sender_index, message, peer_mac1_key_, {});
   address_ = from;
   ++stats_.handshakes_completed;
@@ -212,6 +235,8 @@ void Session::start_connection(const TransportParameters& peer_params,
   unanswered_since_.reset();
   last_send_ = now;
   down_reported_ = false;
+  confirmed_ = initiator_;  // the response proved the responder holds the keys
+  silent_rekeys_ = 0;
   ++stats_.connections_started;
   session_events_.push_back(SessionUp{});
 }
@@ -260,6 +285,8 @@ void Session::on_data(const PeerAddress& from, std::span<std::byte> datagram, In
   }
   last_authenticated_receive_ = now;
   unanswered_since_.reset();
+  confirmed_ = true;
+  silent_rekeys_ = 0;
   if (!(from == address_)) {
     address_ = from;
     ++stats_.address_changes;
@@ -333,7 +360,7 @@ void Session::on_timeout(Instant now) {
       ++stats_.handshake_failures;
       if (!is_up()) session_events_.push_back(SessionDown{"handshake timed out"});
     } else if (pending_) {
-      retry_interval_ = std::min(2 * retry_interval_, kMaxRetryInterval);
+      retry_interval_ = std::min(2 * retry_interval_, std::max(kMaxRetryInterval, retry_interval_));
       send_initiation(now, pending_->rekey);
     }
   }
@@ -364,7 +391,17 @@ void Session::on_timeout(Instant now) {
       // needed an answer has had about three PTOs (retire_delay) to get one.
       const bool silent = unanswered_since_ && now - last_authenticated_receive_ >= timers_.silence_rekey_after &&
                           now - *unanswered_since_ >= retire_delay();
-      if (old || silent) start_rekey(now);
+      if (silent && silent_rekeys_ >= 1) {
+        // A silence rekey completed, yet the peer still sends nothing we
+        // accept: its state is not ours (a restart we took for a rekey).
+        ++stats_.fresh_after_silent_rekey;
+        first_attempt_at_ = now;
+        retry_interval_ = first_retry_interval(now);
+        send_initiation(now, false);
+      } else if (old || silent) {
+        if (silent) ++silent_rekeys_;
+        start_rekey(now);
+      }
     }
     const auto due = connection_->next_timeout();
     if (due && *due <= now) connection_->on_timeout(now);

@@ -28,6 +28,24 @@
 // sent in between is lost. An initiator that heard nothing authenticated
 // for silence_rekey_after, with an ack-eliciting packet unanswered for about
 // three PTOs, rekeys: how a branch notices a restarted hub within seconds.
+//
+// Restarts and lost handshake messages (issue 19 item 4). A responder echoes
+// the rekey flag only for a live connection whose keys the peer *confirmed*
+// (a datagram under them was accepted): a connection made by a replayed
+// initiation, or by an initiation whose response was lost, was never
+// confirmed, so a rekey towards it gets a fresh connection, not new keys in
+// a connection the initiator does not share (the initiator then dropped
+// every packet as a duplicate until the idle timeout). The greatest
+// accepted timestamp per peer outlives restarts through a TimestampStore
+// (timestamp_store.h), so a captured initiation is never answered twice.
+// And as a last resort, an initiator whose silence rekey completed but
+// brought nothing authenticated back starts a fresh connection next time.
+//
+// Retransmission. An initiation is retried after max(handshake_retry,
+// 3 x the path's RTT) (the live connection's smoothed RTT and variance, the
+// last handshake's round trip, or for a run's first handshake the temporal
+// cache's), doubling up to 5 s: a slow path (600 ms RTT) never gets a second
+// handshake while the first is still on its way.
 #pragma once
 
 #include <deque>
@@ -48,15 +66,16 @@
 #include "tunnel/session/index_table.h"
 #include "tunnel/session/peer_address.h"
 #include "tunnel/session/session_keys.h"
+#include "tunnel/session/timestamp_store.h"
 
 namespace egw::tunnel::session {
 
 // This gateway's static identity, shared by its sessions.
 struct LocalIdentity {
-  crypto::Key32 private_key{};
+  crypto::SharedSecretKey private_key;  // the config's: shared, not copied
   crypto::Key32 public_key{};
   crypto::Key32 mac1_key{};  // of our public key: checks mac1 of what we receive
-  static LocalIdentity from_private(const crypto::Key32& private_key);
+  static LocalIdentity from_private(const crypto::SharedSecretKey& private_key);
 };
 
 struct SessionTimers {
@@ -78,7 +97,7 @@ struct SessionTimers {
 struct PeerConfig {
   std::string name;  // for logs ("hub", "branch-3"); defaults to the key's prefix
   crypto::Key32 public_key{};
-  std::optional<crypto::Key32> preshared_key;
+  std::optional<crypto::SharedSecretKey> preshared_key;  // shared by config copies, wiped
   std::optional<PeerAddress> endpoint;  // where to send first (initiators must have one)
 };
 
@@ -93,6 +112,8 @@ struct SessionStats {
   std::uint64_t address_changes = 0;         // followed after an authenticated packet
   std::uint64_t datagrams_without_connection = 0;
   std::uint64_t connections_started = 0;
+  std::uint64_t timestamp_store_failures = 0;  // initiation not answered: not persisted
+  std::uint64_t fresh_after_silent_rekey = 0;  // a rekey did not help: started afresh
 };
 
 // What the session tells its owner besides the connection's own events.
@@ -104,7 +125,8 @@ class Session {
  public:
   Session(const LocalIdentity& identity, const PeerConfig& peer, bool initiator,
           const ConnectionConfig& connection, const SessionTimers& timers, IndexTable& indices,
-          congestion::TemporalCache* cache, std::uint64_t wall_clock_ns_at_origin);
+          congestion::TemporalCache* cache, std::uint64_t wall_clock_ns_at_origin,
+          TimestampStore* timestamps = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -135,6 +157,9 @@ class Session {
   // The live connection (null before the first handshake and after it closed).
   Connection* connection() { return connection_.get(); }
   bool is_up() const { return connection_ && !connection_->is_closed(); }
+  // Up, and the peer proved it holds the live keys (an initiator: the
+  // response did; a responder: a datagram under them was accepted).
+  bool is_confirmed() const { return is_up() && confirmed_; }
   const PeerAddress& address() const { return address_; }
   const PeerConfig& peer() const { return peer_; }
   const SessionStats& stats() const { return stats_; }
@@ -163,8 +188,14 @@ class Session {
     if (keys) indices_.release(keys->local_index);
   }
   Timestamp timestamp(Instant now) const;
+  // The peer's psk, all zero without one (WireGuard's choice).
+  const crypto::Key32& preshared_key() const {
+    static constexpr crypto::Key32 kNone{};
+    return peer_.preshared_key ? peer_.preshared_key->get() : kNone;
+  }
   TransportParameters local_parameters(bool rekey) const;
   Duration retire_delay() const;  // ~3 PTO for the previous keys
+  Duration first_retry_interval(Instant now) const;  // max(handshake_retry, 3 x the path's RTT)
 
   const LocalIdentity& identity_;
   PeerConfig peer_;
@@ -174,6 +205,7 @@ class Session {
   IndexTable& indices_;
   congestion::TemporalCache* cache_;
   std::uint64_t wall_clock_ns_at_origin_;
+  TimestampStore* timestamps_;
   crypto::Key32 peer_mac1_key_;
   CookieJar cookie_jar_;
 
@@ -181,6 +213,11 @@ class Session {
   std::unique_ptr<Connection> connection_;
   SessionProtection* protection_ = nullptr;  // owned by connection_
   bool down_reported_ = true;
+  bool confirmed_ = false;  // see is_confirmed()
+  // Initiator: rekeys started by silence since the peer last sent data under
+  // the live keys; the second one starts a fresh connection instead.
+  int silent_rekeys_ = 0;
+  std::optional<Duration> handshake_rtt_;  // the last handshake's round trip
 
   std::optional<PendingHandshake> pending_;
   std::optional<std::array<std::uint8_t, kInitiationBytes>> initiation_to_send_;
