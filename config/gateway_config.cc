@@ -394,6 +394,7 @@ void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector
   if (a.metrics_listen != b.metrics_listen) out.push_back("metrics_listen");
   if (a.status_socket != b.status_socket) out.push_back("status_socket");
   if (a.user != b.user) out.push_back("user");
+  if (a.handshake_state_file != b.handshake_state_file) out.push_back("handshake_state_file");
   const auto& i = a.interception;
   const auto& j = b.interception;
   if (i.mode != j.mode) out.push_back("interception.mode");

@@ -50,10 +50,8 @@ inline std::string to_hex(std::span<const std::byte> bytes) {
   return to_hex(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
 }
 
-// tests/crypto/ in the source tree (ninja compiles with absolute paths).
-inline std::string test_dir() {
-  std::string file = __FILE__;
-  return file.substr(0, file.rfind('/'));
-}
+// tests/crypto/ in the source tree, from the build (not __FILE__, which a
+// compiler cache with a base directory makes relative).
+inline std::string test_dir() { return EGW_CRYPTO_TEST_DIR; }
 
 }  // namespace egw::tunnel::crypto::test
