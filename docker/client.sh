@@ -14,11 +14,6 @@ gateway=${EGW_GATEWAY:?EGW_GATEWAY: the LAN address of the branch gateway}
 url=${EGW_URL:?EGW_URL: the page to fetch}
 every=${EGW_FETCH_EVERY:-0}
 
-# A LAN host's only change: its default route is the gateway (needs NET_ADMIN
-# in the container; a real LAN gets it from DHCP or its router).
-ip route replace default via "$gateway"
-echo "client: default route via $gateway; fetching $url"
-
 # As a container's process 1 a signal without a handler is ignored (`docker
 # stop` would wait 10 s, then SIGKILL): SIGTERM ends us, at once, because
 # every wait is on a background child (bash runs a trap only between
@@ -26,6 +21,11 @@ echo "client: default route via $gateway; fetching $url"
 child=
 trap '[[ -z $child ]] || kill -TERM "$child" 2>/dev/null; echo "client: stopped"; exit 0' TERM INT
 in_bg() { "$@" & child=$!; wait "$child"; }
+
+# A LAN host's only change: its default route is the gateway (needs NET_ADMIN
+# in the container; a real LAN gets it from DHCP or its router).
+ip route replace default via "$gateway"
+echo "client: default route via $gateway; fetching $url"
 page=$(mktemp)
 err=$(mktemp)
 fetch() { in_bg curl -sS --max-time 5 -o "$page" "$url" 2>"$err"; }

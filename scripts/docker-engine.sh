@@ -54,6 +54,8 @@ record_host() {
   ip6tables-save >"$state/ip6tables" 2>/dev/null
   nft list tables >"$state/nft-tables" 2>/dev/null
   sysctl -n net.ipv4.ip_forward >"$state/ip_forward"
+  local d
+  for d in /run/docker /run/containerd; do [[ -e $d ]] && echo "$d"; done >"$state/run-dirs"
 }
 
 start_dockerd() {
@@ -117,6 +119,11 @@ down_host() {
   restore_tables iptables "$state/iptables" ip
   restore_tables ip6tables "$state/ip6tables" ip6
   sysctl -qw net.ipv4.ip_forward="$(cat "$state/ip_forward")"
+  # Their runtime directories (nothing is mounted there once they are gone).
+  local d
+  for d in /run/docker /run/containerd; do
+    grep -qx "$d" "$state/run-dirs" || mountpoint -q "$d" || rm -rf "$d"
+  done
   rm -rf "$state"
 }
 
