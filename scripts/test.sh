@@ -20,13 +20,15 @@ stage_done() {  # name: records the stage's wall time
 scripts/install-deps.sh
 # The container test's engine and base image (tests/docker/compose_demo_test.sh):
 # made meanwhile, in the background (mostly downloads: docker.io, debootstrap).
-# The container test stops an engine started here; so does the trap if the
-# run ends before that stage.
+# The container test stops an engine started here (not one already running);
+# so does the trap if the run ends before that stage.
 mkdir -p build
+if [[ ! -e /run/egw-docker-engine/started ]]; then
+  export EGW_DOCKER_ENGINE_PREPARED=1
+  trap 'kill "$engine_prep" 2>/dev/null || true; wait "$engine_prep" 2>/dev/null || true; scripts/docker-engine.sh down || true' EXIT
+fi
 scripts/docker-engine.sh up >build/docker-engine.log 2>&1 &
 engine_prep=$!
-export EGW_DOCKER_ENGINE_PREPARED=1
-trap 'kill "$engine_prep" 2>/dev/null; wait "$engine_prep" 2>/dev/null; scripts/docker-engine.sh down' EXIT
 # build/pyenv: Python with `noiseprotocol`, for crypto_tests' Noise interop
 # test (cached; a no-op once made).
 scripts/noise-interop-env.sh

@@ -67,7 +67,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "FAIL: interrupted"; exit 1' INT TERM
 # Bounded: a cold build is ~7 min on 2 cores; past 20 min the test fails.
-(sleep 1200 && echo "FAIL: the test ran out of its 1200 s" && kill -TERM $$) 2>/dev/null &
+# (Its sleeper goes with it: nothing of ours outlives the test.)
+(
+  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+  sleep 1200 &
+  sleeper=$!
+  wait "$sleeper"
+  echo "FAIL: the test ran out of its 1200 s"
+  kill -TERM $$
+) &
 watchdog=$!
 
 # ------------------------------------------------------------------ the engine
@@ -101,6 +109,8 @@ else
 fi
 
 cid() { "${demo[@]}" ps -q "$1"; }
+# grep -q on a pipe would end the writer early: a SIGPIPE, a failed pipeline (pipefail).
+contains() { grep -c -- "$1" >/dev/null; }
 logs() { "${demo[@]}" logs --no-color "$1" 2>&1; }
 
 # ------------------------------------------------------------------ 2. the page
@@ -110,13 +120,13 @@ if ! timeout 180 "${demo[@]}" up -d >"$tmp/up.log" 2>&1; then
   exit 1
 fi
 for ((i = 0; i < 120; i++)); do
-  logs client | grep -q "Hello through ensemble-gw" && break
+  logs client | contains "Hello through ensemble-gw" && break
   sleep 1
 done
-if logs client | grep -q "Hello through ensemble-gw" && logs server | grep -q '10\.95\.2\.2 .*"GET / HTTP'; then
+if logs client | contains "Hello through ensemble-gw" && logs server | contains '10\.95\.2\.2 .*"GET / HTTP'; then
   line PASS "2 page" "the client printed '$(logs client | grep -m1 -o '<h1>.*</h1>')' $((SECONDS - t)) s after up; the server saw the hub (10.95.2.2)"
 else
-  line FAIL "2 page" "no page within 120 s"
+  line FAIL "2 page" "within 120 s: no page in the client's log, or no request from the hub (10.95.2.2) in the server's"
   for s in client branch hub server; do logs $s | tail -n 8 | sed "s/^/    /"; done
 fi
 
@@ -198,15 +208,15 @@ chown 10001:10001 "$conf/ensemble-gw.yaml"
 export EGW_CONFIG_DIR=$conf
 dlogs() { "${deploy[@]}" logs --no-color gateway 2>&1; }
 if timeout 120 "${deploy[@]}" up -d >"$tmp/deploy-up.log" 2>&1 &&
-  for ((i = 0; i < 30; i++)); do dlogs | grep -q "hub gateway started" && break; sleep 1; done &&
-  dlogs | grep -q "hub gateway started"; then
+  for ((i = 0; i < 30; i++)); do dlogs | contains "hub gateway started" && break; sleep 1; done &&
+  dlogs | contains "hub gateway started"; then
   # An editor's save: a new file renamed over the old one (a new inode).
   { cat "$conf/ensemble-gw.yaml"; echo "log_level: [unclosed"; } >"$conf/.new"
   chown 10001:10001 "$conf/.new"
   mv "$conf/.new" "$conf/ensemble-gw.yaml"
   "${deploy[@]}" kill -s HUP gateway >/dev/null 2>&1
-  for ((i = 0; i < 50; i++)); do dlogs | grep -q "reload" && break; sleep 0.2; done
-  if dlogs | grep -q "reload failed"; then
+  for ((i = 0; i < 50; i++)); do dlogs | contains "reload" && break; sleep 0.2; done
+  if dlogs | contains "reload failed"; then
     line PASS "8 deploy HUP" "the replaced file was read: '$(dlogs | grep -m1 -o 'reload failed.*' | cut -c1-100)'"
   else
     line FAIL "8 deploy HUP" "after replacing the file and SIGHUP: '$(dlogs | grep -m1 reload)' (the old file reloaded?)"
@@ -218,7 +228,7 @@ fi
 
 # ------------------------------------------------------------------ 9. wan profile
 "${demo[@]}" --profile wan up -d wan >"$tmp/wan-up.log" 2>&1
-for ((i = 0; i < 20; i++)); do logs wan | grep -q "wan-emulator:" && break; sleep 0.5; done
+for ((i = 0; i < 20; i++)); do logs wan | contains "wan-emulator:" && break; sleep 0.5; done
 wan=$(logs wan | grep -m1 "wan-emulator:")
 if grep -q "netem delay 40ms" <<<"$wan"; then
   line PASS "9 wan" "$wan"
