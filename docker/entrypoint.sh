@@ -3,7 +3,7 @@
 # in network namespaces, so every path is a variable).
 #
 #   1. The private key: generated with `wg genkey` on first start if absent
-#      (mode 600, in the config volume), never baked into an image; its public
+#      (mode 600, in the config volume or directory), never in an image; its public
 #      key is printed to the log, for the other side's `peers`.
 #   2. The config: a mounted $EGW_CONFIG is used as is; without one, a config is
 #      written from EGW_* variables (the demo) into $EGW_RUN_DIR, rewritten at
