@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The test command: builds two trees, runs the whole suite in each, then a
-# short fuzz run. Exit status is non-zero if anything fails.
+# The test command: builds two trees, runs the whole suite in each, then the
+# container test (the images built by a real Docker engine, the compose demo
+# run: tests/docker/compose_demo_test.sh) and a short fuzz run. Exit status is
+# non-zero if anything fails.
 #   build/       gcc, optimised: the fast ctest run
 #   build-asan/  clang, ASan+UBSan (product libraries also with fuzzer-no-link):
 #                the same suite under the sanitizers, and the libFuzzer targets
