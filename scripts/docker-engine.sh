@@ -64,7 +64,7 @@ start_dockerd() {
   # The default bridge's MTU is the uplink's (here 1400): with 1500, the
   # image build's downloads stall on packets the uplink cannot carry.
   local dev mtu
-  dev=$(ip -o route get 1.1.1.1 2>/dev/null | sed -n -E 's/.* dev ([^ ]+).*/\1/p')
+  dev=$(ip -o route show default 2>/dev/null | sed -n -E 's/.* dev ([^ ]+).*/\1/p' | head -n1)
   mtu=$(cat "/sys/class/net/${dev:-none}/mtu" 2>/dev/null || echo 1500)
   say "starting dockerd (bridge MTU $mtu, log $state/dockerd.log)"
   setsid dockerd --mtu "$mtu" --pidfile "$state/dockerd.pid" >"$state/dockerd.log" 2>&1 </dev/null &
