@@ -3,7 +3,7 @@
 # in network namespaces, so every path is a variable).
 #
 #   1. The private key: generated with `wg genkey` on first start if absent
-#      (mode 600, in the config volume), never baked into an image; its public
+#      (mode 600, in the config volume or directory), never in an image; its public
 #      key is printed to the log, for the other side's `peers`.
 #   2. The config: a mounted $EGW_CONFIG is used as is; without one, a config is
 #      written from EGW_* variables (the demo) into $EGW_RUN_DIR, rewritten at
@@ -17,7 +17,8 @@
 #
 # Variables (defaults as in the image):
 #   EGW_BIN=ensemble-gw  EGW_CONFIG=/etc/ensemble-gw/ensemble-gw.yaml
-#   EGW_RUN_DIR=/run/ensemble-gw (generated config, status socket)
+#   EGW_RUN_DIR=/run/ensemble-gw (generated config, status socket; status.sock
+#     links to the config's status socket, for the image's health check)
 #   EGW_STATE_DIR=/var/lib/ensemble-gw (temporal cache)
 #   EGW_KEY (default: the config's private_key_file, else /etc/ensemble-gw/private.key)
 #   EGW_EXCHANGE, EGW_EXCHANGE_WAIT_S=120
@@ -34,7 +35,11 @@ bin=${EGW_BIN:-ensemble-gw}
 config=${EGW_CONFIG:-/etc/ensemble-gw/ensemble-gw.yaml}
 run_dir=${EGW_RUN_DIR:-/run/ensemble-gw}
 state_dir=${EGW_STATE_DIR:-/var/lib/ensemble-gw}
-effective=$run_dir/ensemble-gw.yaml  # what runs; the health check reads it
+effective=$run_dir/ensemble-gw.yaml  # what runs, and what SIGHUP reloads
+# The health check asks the running gateway, not the config on disk (a typo
+# saved but not reloaded must not mark a healthy gateway unhealthy): this
+# link leads to the status socket the config names.
+health_socket=$run_dir/status.sock
 
 say() { echo "entrypoint: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -54,18 +59,31 @@ yaml_map() {
   echo "{$out}"
 }
 
-# The top-level private_key_file of a mounted config (plain `key: value` line).
-key_in_config() {
-  sed -n -E 's/^private_key_file:[[:space:]]*["'\'']?([^"'\''#[:space:]]+).*/\1/p' "$1" | head -n1
+# top_level KEY FILE: a top-level `key: value` of a mounted config (plain line).
+top_level() {
+  sed -n -E "s/^$1:[[:space:]]*[\"']?([^\"'#[:space:]]*).*/\\1/p" "$2" | head -n1
 }
+key_in_config() { top_level private_key_file "$1"; }
 
 mkdir -p "$run_dir" "$state_dir"
 if [[ -f $config ]]; then
   key=${EGW_KEY:-$(key_in_config "$config")}
-  role=$(sed -n -E 's/^role:[[:space:]]*["'\'']?([a-z]+).*/\1/p' "$config" | head -n1)
+  role=$(top_level role "$config")
 else
   role=${EGW_ROLE:-}
   [[ -n $role || ${1:-} == pubkey ]] || die "no config at $config and no EGW_ROLE to write one"
+  # Every variable the written config needs, before anything else happens
+  # (a gateway without them would start, healthy, and refuse everything).
+  required=()
+  case ${1:-}:$role in
+    pubkey:*) ;;
+    *:branch) required=(EGW_HUB_ENDPOINT "IP:PORT of the hub" EGW_LAN "the client prefixes, e.g. 10.1.0.0/24") ;;
+    *:hub) required=(EGW_ALLOW "where the branch may connect, e.g. 10.2.0.0/16:80,443") ;;
+    *) die "EGW_ROLE must be branch or hub, not '$role'" ;;
+  esac
+  for ((i = 0; i < ${#required[@]}; i += 2)); do
+    [[ -n ${!required[i]:-} ]] || die "${required[i]} (${required[i + 1]}) is required for a $role; not started"
+  done
 fi
 key=${key:-${EGW_KEY:-/etc/ensemble-gw/private.key}}
 
@@ -112,15 +130,14 @@ else
     echo "    public_key: $peer_pub"
     case $role in
       branch)
-        echo "    endpoint: ${EGW_HUB_ENDPOINT:?entrypoint: EGW_HUB_ENDPOINT (IP:PORT of the hub) is required}"
+        echo "    endpoint: $EGW_HUB_ENDPOINT"
         echo "interception:"
         echo "  mode: nftables"
-        echo "  lan: $(yaml_list "${EGW_LAN:?entrypoint: EGW_LAN (the client prefixes) is required}")"
+        echo "  lan: $(yaml_list "$EGW_LAN")"
         [[ -n ${EGW_PORTS:-} ]] && echo "  ports: $(yaml_list "$EGW_PORTS")"
         echo "  reject_quic: ${EGW_REJECT_QUIC:-false}"
         ;;
-      hub) echo "    allow: $(yaml_list "${EGW_ALLOW:?entrypoint: EGW_ALLOW (where the branch may connect) is required}")" ;;
-      *) die "EGW_ROLE must be branch or hub, not '$role'" ;;
+      hub) echo "    allow: $(yaml_list "$EGW_ALLOW")" ;;
     esac
     echo "scheduler:"
     echo "  policy: ${EGW_POLICY:-content}"
@@ -136,4 +153,11 @@ else
 fi
 
 "$bin" check -c "$effective" >&2 || die "the config does not load (above)"
+# The status socket the config names (its default as in docs/config.md).
+socket=$(grep -q '^status_socket:' "$effective" && top_level status_socket "$effective" || echo "/run/ensemble-gw/$role.sock")
+if [[ -z $socket ]]; then
+  say "status_socket is \"\": the image's health check (ensemble-gw status) cannot ask the gateway"
+elif [[ $socket != "$health_socket" ]]; then
+  ln -sfn "$socket" "$health_socket"
+fi
 exec "$bin" run -c "$effective"

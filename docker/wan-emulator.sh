@@ -28,7 +28,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 0' TERM INT
-tc qdisc replace dev "$dev" root netem "${netem[@]}"
+if ! err=$(tc qdisc replace dev "$dev" root netem "${netem[@]}" 2>&1); then
+  # Kernels built without sch_netem (no module to load) answer "qdisc kind
+  # is unknown": say so plainly rather than die on tc's words.
+  trap - EXIT
+  echo "wan-emulator: cannot put netem on $dev: ${err//$'\n'/ } (no sch_netem in this kernel?): the WAN is not emulated" >&2
+  exit 1
+fi
 echo "wan-emulator: $dev (towards $peer): netem ${netem[*]}"
 sleep infinity &
 sleeper=$!

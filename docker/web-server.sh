@@ -15,5 +15,11 @@ cat >"$www/index.html" <<'HTML'
 transparent interception and the encrypted ensemble tunnel.</p></body></html>
 HTML
 echo "web-server: serving $www on port ${EGW_HTTP_PORT:-80}"
+# Not exec'd: as a container's process 1, python (no SIGTERM handler) would
+# ignore `docker stop` for its 10 s. As our child it dies of the default
+# action, and our trap (waits are interruptible) ends us at once.
 # -u: the access log reaches `docker compose logs` at once.
-exec python3 -u -m http.server "${EGW_HTTP_PORT:-80}" --bind 0.0.0.0 --directory "$www"
+python3 -u -m http.server "${EGW_HTTP_PORT:-80}" --bind 0.0.0.0 --directory "$www" &
+server=$!
+trap 'kill -TERM "$server" 2>/dev/null; wait "$server" || true; echo "web-server: stopped"; exit 0' TERM INT
+wait "$server"

@@ -7,28 +7,37 @@
 #
 # and fetches a page through the gateways with curl, shows the live ensemble
 # (`ensemble-gw status`) and a few Prometheus metrics, then stops everything.
-# With --keep the lab stays up (commands to use it are printed).
-# Then it runs the papers' experiments on the simulator (pass --no-papers to skip).
+# With --keep the lab stays up (commands to use it are printed); without, it
+# is gone before the next step. Then it runs the papers' experiments on the
+# simulator (pass --no-papers to skip).
+#   --no-build   use the binaries in $EGW_DEMO_BUILD (default build/) as they are
+#   EGW_DEMO_PREFIX=egwdemo EGW_DEMO_NET=42   the lab's namespaces and 10.NET.x.y
+# (tests/docker/demo_sh_test.sh runs it with a stand-in for the experiments.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 keep=0
 papers=1
+build=1
 for a in "$@"; do
   case $a in
     --keep) keep=1 ;;
     --no-papers) papers=0 ;;
-    *) echo "usage: $0 [--keep] [--no-papers]" >&2; exit 2 ;;
+    --no-build) build=0 ;;
+    *) echo "usage: $0 [--keep] [--no-papers] [--no-build]" >&2; exit 2 ;;
   esac
 done
+bin_dir=${EGW_DEMO_BUILD:-build}
 
-scripts/install-deps.sh
-scripts/build.sh release ensemble-gw paper_experiments
+if ((build)); then
+  scripts/install-deps.sh
+  scripts/build.sh release ensemble-gw paper_experiments
+fi
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "== (skipping the gateway demo: network namespaces need root)"
 else
-  prefix=egwdemo net=42
+  prefix=${EGW_DEMO_PREFIX:-egwdemo} net=${EGW_DEMO_NET:-42}
   dir=$(mktemp -d /tmp/egw-demo.XXXXXX)
   www=$dir/www
   cleanup() {
@@ -38,7 +47,7 @@ else
   scripts/gateway-lab.sh down $prefix "$dir" >/dev/null 2>&1 || true
   if ((keep == 0)); then trap cleanup EXIT; fi
   echo "== the gateway lab: client -> branch -> tunnel -> hub -> server (logs and configs in $dir)"
-  scripts/gateway-lab.sh up $prefix $net "$dir"
+  scripts/gateway-lab.sh up $prefix $net "$dir" "$bin_dir/ensemble-gw"
   mkdir -p "$www"
   cat >"$www/index.html" <<'EOF'
 <!doctype html>
@@ -63,7 +72,7 @@ EOF
   done
   ((ok)) || { echo "demo: the page did not come through; logs:"; tail -n 20 "$dir"/*.log; exit 1; }
   echo "== ensemble-gw status (branch)"
-  build/ensemble-gw status -c "$dir/branch.yaml"
+  "$bin_dir/ensemble-gw" status -c "$dir/branch.yaml"
   sleep 1.1  # metrics are published once a second
   echo "== a few metrics of the branch (curl http://127.0.0.1:9470/metrics in its namespace)"
   ip netns exec $prefix-branch curl -sS -m 5 http://127.0.0.1:9470/metrics |
@@ -72,12 +81,17 @@ EOF
     cat <<EOF
 == the lab stays up:
    ip netns exec $prefix-client curl http://10.$net.2.2/         # through the gateways
-   build/ensemble-gw status -c $dir/branch.yaml
+   $bin_dir/ensemble-gw status -c $dir/branch.yaml
    scripts/gateway-lab.sh down $prefix $dir; kill \$(cat $dir/http.pid)   # when done
 EOF
+  else
+    # The lab down now, not at exit: the experiments do not need it.
+    echo "== the gateway lab down"
+    trap - EXIT
+    cleanup
   fi
 fi
 if ((papers)); then
   echo "== the papers' experiments on the simulator"
-  exec build/tests/paper_experiments
+  "$bin_dir/tests/paper_experiments"
 fi

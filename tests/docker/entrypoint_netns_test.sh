@@ -13,7 +13,9 @@
 # The volumes are directories. Asserts, one PASS/FAIL/SKIP line each:
 #   1  first start: each gateway generates its key (mode 600, its user's),
 #      logs its public key, the keys cross through the exchange directory
-#   2  the health check (ensemble-gw status on the linked config) passes
+#   2  the health check (the Dockerfile's HEALTHCHECK command) passes, and
+#      still passes with a typo saved in the config on disk (not reloaded:
+#      it asks the running gateway)
 #   3  client.sh gets web-server.sh's page through the tunnel (the branch has
 #      no route to the server; the server sees the hub's address)
 #   4  every metric and label docker/grafana-dashboard.json queries is in the
@@ -25,6 +27,10 @@
 #      mounted config (EGW_CONFIG exists), whose private_key_file the
 #      entrypoint reads; a page again
 #   7  SIGTERM: both gateways exit 0 and the branch's nftables table is gone
+#   8  a hub without EGW_ALLOW (or a branch without EGW_LAN) exits at once,
+#      naming the variable, and runs no gateway
+#   9  client.sh and web-server.sh as process 1 (of a PID namespace, as in a
+#      container) end within 2 s of SIGTERM (not docker stop's 10 s + SIGKILL)
 # Exit 1 if any failed, 77 if it cannot run here (not root, no namespaces).
 #
 #   usage: entrypoint_netns_test.sh [path/to/ensemble-gw]   (default build/ensemble-gw)
@@ -42,7 +48,7 @@ P=egwd$$
 limit=150
 t_start=$SECONDS
 
-netns_require entrypoint_netns_test ip nft tc wg curl python3 setpriv timeout
+netns_require entrypoint_netns_test ip nft tc wg curl python3 setpriv timeout unshare
 [[ -x $bin ]] || { echo "entrypoint_netns_test: no gateway binary at $bin"; exit 1; }
 
 tmp=$(mktemp -d /tmp/egw-dockertest.XXXXXX)
@@ -140,10 +146,13 @@ stop_gateway() {  # stop_gateway ROLE: SIGTERM, wait up to 20 s; its exit status
   if kill -KILL "$p" 2>/dev/null; then stopped[$role]=killed; else wait "$p"; stopped[$role]=$?; fi
   unset "pid[$role]"
 }
+# The Dockerfile's HEALTHCHECK command, its paths made ours.
+mapfile -t health_cmd < <(sed -n -E 's/^ *CMD \[(.*)\]$/\1/p' "$docker_dir/Dockerfile" | tr ',' '\n' | sed -E 's/^ *"(.*)" *$/\1/')
 health() {  # health ROLE: the image's HEALTHCHECK command, as the gateway's user
-  local as=()
+  local as=() cmd=("${health_cmd[@]/#ensemble-gw/$tmp/bin/ensemble-gw}")
+  cmd=("${cmd[@]/#\/run\/ensemble-gw/$tmp/$1/run}")
   [[ $run_as != root ]] && as=(setpriv --reuid="$run_as" --regid=nogroup --clear-groups --bounding-set=-all,+net_admin)
-  timeout 10 "${as[@]}" "$tmp/bin/ensemble-gw" status -c "$tmp/$1/run/ensemble-gw.yaml"
+  timeout 10 "${as[@]}" "${cmd[@]}"
 }
 fetch() {  # fetch TAG: client.sh once, as the compose file runs it; output in $tmp/client-TAG.log
   in_ns client 40 env -i PATH="$PATH" EGW_GATEWAY=10.$N.1.2 EGW_URL=http://10.$N.2.10/ \
@@ -187,11 +196,17 @@ else
 fi
 
 # ------------------------------------------------------------------ 2. health check
-if out=$(health branch 2>&1) && grep -q "^hub .* up" <<<"$out" && health hub >/dev/null 2>&1; then
-  line PASS "2 health check" "ensemble-gw status on the linked config: exit 0 for both; '$(grep -m1 "^hub " <<<"$out" | tr -s ' ')'"
+# A typo saved in the config the branch runs, not reloaded: still healthy.
+effective=$tmp/branch/run/ensemble-gw.yaml
+cp "$effective" "$tmp/effective.good"
+echo "scheduler: [unclosed" >>"$effective"
+if out=$(health branch 2>&1) && grep -q "^hub .* up" <<<"$out" && health hub >/dev/null 2>&1 &&
+  ! "$tmp/bin/ensemble-gw" check -c "$effective" >/dev/null 2>&1; then
+  line PASS "2 health check" "'${health_cmd[*]}': exit 0 for both, the branch's with a typo in its config on disk; '$(grep -m1 "^hub " <<<"$out" | tr -s ' ')'"
 else
-  line FAIL "2 health check" "$(head -n 3 <<<"$out" | tr '\n' ' ')"
+  line FAIL "2 health check" "'${health_cmd[*]}' (a typo on disk): $(head -n 3 <<<"$out" | tr '\n' ' ')"
 fi
+cp "$tmp/effective.good" "$effective"
 
 # ------------------------------------------------------------------ 3. a page
 if fetch 1 && page_ok 1 && grep -q "^10\\.$N\\.2\\.2 .*\"GET / HTTP" "$tmp/server.log"; then
@@ -288,6 +303,61 @@ if [[ "$first_stop ${stopped[branch]} ${stopped[hub]}" == "0 0 0 0" ]] &&
   line PASS "7 SIGTERM" "both gateways exited 0 (twice), the branch's nftables table is gone"
 else
   line FAIL "7 SIGTERM" "exit statuses (branch hub, twice): $first_stop ${stopped[branch]} ${stopped[hub]}; table: $(in_ns branch 5 nft list tables 2>&1 | tr '\n' ' ')"
+fi
+
+# ------------------------------------------------------------------ 8. a variable missing
+problems=()
+for role in hub branch; do
+  missing=$([[ $role == hub ]] && echo EGW_ALLOW || echo EGW_LAN)
+  peer=$([[ $role == hub ]] && echo "$pub_branch" || echo "$pub_hub")
+  mkdir -p "$tmp/missing-$role"
+  chown "$run_as" "$tmp/missing-$role"
+  t0=$SECONDS
+  in_ns $role 10 "${as[@]}" env -i PATH="$PATH" EGW_BIN="$tmp/bin/ensemble-gw" EGW_ROLE=$role \
+    EGW_CONFIG="$tmp/missing-$role/none.yaml" EGW_KEY="$tmp/missing-$role/private.key" \
+    EGW_RUN_DIR="$tmp/missing-$role" EGW_STATE_DIR="$tmp/missing-$role" EGW_HUB_ENDPOINT=10.$N.0.3:51900 \
+    EGW_PEER_PUBLIC_KEY="$peer" EGW_METRICS_LISTEN= \
+    "$docker_dir/entrypoint.sh" >"$tmp/missing-$role.log" 2>&1
+  rc=$?
+  ((rc != 0 && rc != 124)) || problems+=("$role without $missing: exit $rc after $((SECONDS - t0)) s")
+  grep -q "$missing .* is required" "$tmp/missing-$role.log" || problems+=("$role: no '$missing is required' line")
+  ! grep -q "gateway started" "$tmp/missing-$role.log" || problems+=("$role: a gateway started")
+done
+if ((${#problems[@]} == 0)); then
+  line PASS "8 required variables" "'$(grep -m1 -o "EGW_ALLOW .*" "$tmp/missing-hub.log")': exit, no gateway (same for a branch without EGW_LAN)"
+else
+  line FAIL "8 required variables" "${problems[*]}"
+fi
+
+# ------------------------------------------------------------------ 9. process 1 and SIGTERM
+# stop_pid1 NAME LOG LINE CMD...: CMD as process 1 of a new PID namespace
+# (unshare's child); once LINE is in LOG, SIGTERM to it; "NAME N ms" or why not.
+stop_pid1() {
+  local name=$1 log=$2 text=$3 u p t0 i
+  shift 3
+  unshare --pid --fork "$@" >"$log" 2>&1 &
+  u=$!
+  wait_for "$log" "$text" 30 || { echo "$name: no '$text'"; kill -KILL "$u"; return 1; }
+  p=$(ps -o pid= --ppid "$u" | tr -d ' ')
+  t0=$(date +%s%N)
+  kill -TERM "$p"
+  for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+  local ms=$((($(date +%s%N) - t0) / 1000000))
+  if kill -0 "$p" 2>/dev/null; then kill -KILL "$p"; wait "$u"; echo "$name still running after $ms ms"; return 1; fi
+  wait "$u"
+  echo "$name $ms ms"
+}
+r1=$(stop_pid1 web-server.sh "$tmp/pid1-server.log" "Serving HTTP" ip netns exec "$P-server" \
+  env -i PATH="$PATH" EGW_WWW="$tmp/www" EGW_HTTP_PORT=8080 "$docker_dir/web-server.sh")
+ok1=$?
+# The gateways are gone: the client retries (curl, then a 2 s sleep) when stopped.
+r2=$(stop_pid1 client.sh "$tmp/pid1-client.log" "not yet" ip netns exec "$P-client" \
+  env -i PATH="$PATH" EGW_GATEWAY=10.$N.1.2 EGW_URL=http://10.$N.2.10/ EGW_FETCH_EVERY=30 "$docker_dir/client.sh")
+ok2=$?
+if ((ok1 == 0 && ok2 == 0)); then
+  line PASS "9 process 1 stops on SIGTERM" "$r1, $r2"
+else
+  line FAIL "9 process 1 stops on SIGTERM" "$r1; $r2"
 fi
 
 netns_summary entrypoint_netns_test
