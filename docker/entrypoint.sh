@@ -19,7 +19,7 @@
 #   EGW_BIN=ensemble-gw  EGW_CONFIG=/etc/ensemble-gw/ensemble-gw.yaml
 #   EGW_RUN_DIR=/run/ensemble-gw (generated config, status socket; status.sock
 #     links to the config's status socket, for the image's health check)
-#   EGW_STATE_DIR=/var/lib/ensemble-gw (temporal cache)
+#   EGW_STATE_DIR=/var/lib/ensemble-gw (temporal cache; the hub's handshake timestamps)
 #   EGW_KEY (default: the config's private_key_file, else /etc/ensemble-gw/private.key)
 #   EGW_EXCHANGE, EGW_EXCHANGE_WAIT_S=120
 # Generated config (docs/config.md has every key):
@@ -144,6 +144,7 @@ else
     echo "  tickets: $(yaml_map "${EGW_TICKETS:-html=12 script=6 image=3 bulk=1}")"
     echo "temporal_cache:"
     echo "  file: $state_dir/cache"
+    [[ $role == hub ]] && echo "handshake_state_file: $state_dir/handshakes"
     echo "metrics_listen: \"${EGW_METRICS_LISTEN-0.0.0.0:9470}\""
     echo "status_socket: ${EGW_STATUS_SOCKET:-$run_dir/$role.sock}"
     echo "log_level: ${EGW_LOG_LEVEL:-info}"
