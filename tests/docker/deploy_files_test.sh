@@ -30,7 +30,8 @@ fi
 # operator must see, are on a panel.
 if out=$(python3 "$here/dashboard_check.py" "$root/docker/grafana-dashboard.json" \
   --source "$root/proxy/metrics_exporter.cc" --readme "$root/README.md" \
-  --require egw_datagrams_dropped_total --require egw_config_reload_failures_total 2>&1); then line PASS "grafana dashboard: ${out#dashboard_check: }"
+  --require egw_datagrams_dropped_total --require egw_config_reload_failures_total \
+    --require egw_connections_closed_total --require egw_clients 2>&1); then line PASS "grafana dashboard: ${out#dashboard_check: }"
 else line FAIL "grafana dashboard: $out"; fi
 
 for f in "$root"/docker/*.sh; do
