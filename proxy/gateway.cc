@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "proxy/gateway_peer.h"
 #include "proxy/original_destination.h"
 #include "proxy/path_cache_file.h"
 #include "proxy/timestamp_file.h"
@@ -30,14 +31,17 @@ constexpr std::size_t kMaxSniffBytes = 8 * 1024;
 constexpr std::size_t kMaxPeekBytes = 16 * 1024;
 // Clients waiting for the tunnel at most.
 constexpr std::size_t kMaxWaitingForTunnel = 4096;
-constexpr std::size_t kMaxListedStreams = 1000;
 constexpr int kCacheSaveEverySeconds = 60;
+
+}  // namespace
 
 std::string to_string(const tunnel::Destination& d) {
   const std::string ip = config::ip16_to_string(config::ip16_of(d));
   if (d.family == tunnel::Destination::Family::ipv6) return "[" + ip + "]:" + std::to_string(d.port);
   return ip + ":" + std::to_string(d.port);
 }
+
+namespace {
 
 tcp::endpoint to_tcp_endpoint(const tunnel::Destination& d) {
   if (d.family == tunnel::Destination::Family::ipv4) {
@@ -50,6 +54,8 @@ tcp::endpoint to_tcp_endpoint(const tunnel::Destination& d) {
   return {asio::ip::address_v6(b), d.port};
 }
 
+}  // namespace
+
 std::string endpoint_text(const tcp::endpoint& e) {
   std::ostringstream s;
   const auto a = e.address();
@@ -60,83 +66,6 @@ std::string endpoint_text(const tcp::endpoint& e) {
   }
   return s.str();
 }
-
-}  // namespace
-
-// One configured peer: its session's stream events, its relays, its policy.
-struct Gateway::Peer final : SessionHandler {
-  Peer(Gateway& g, std::size_t i, DestinationPolicy p) : gateway(g), index(i), policy(std::move(p)) {}
-
-  Relay* by_stream(StreamId id) {
-    auto it = streams.find(id);
-    return it == streams.end() ? nullptr : it->second;
-  }
-
-  void on_stream_opened(const tunnel::StreamOpened& e, Instant) override { gateway.on_peer_stream(*this, e); }
-  void on_stream_readable(const tunnel::StreamReadable& e, Instant) override {
-    if (Relay* r = by_stream(e.id)) {
-      // Branch: the hub may have reclassified the stream (STREAM_CLASS); its
-      // bytes count under the new class from now on.
-      if (const tunnel::Connection* c = session().connection()) {
-        if (const auto cls = c->stream_class(e.id)) r->set_content_class(*cls);
-      }
-      r->on_stream_readable();
-    }
-  }
-  void on_stream_writable(const tunnel::StreamWritable& e, Instant) override {
-    if (Relay* r = by_stream(e.id)) r->on_stream_writable();
-  }
-  void on_stream_reset(const tunnel::StreamReset& e, Instant) override {
-    if (Relay* r = by_stream(e.id)) {
-      spdlog::debug("stream {} to {} reset by {} (code {:#x})", e.id, to_string(r->destination()),
-                    session().peer().name, e.error_code);
-      r->on_stream_reset(e.error_code);
-    }
-  }
-  void on_stream_closed(const tunnel::StreamClosed& e, Instant) override {
-    if (Relay* r = by_stream(e.id)) r->on_stream_closed();
-  }
-  void on_connection_closed(const tunnel::ConnectionClosed& e, Instant) override {
-    spdlog::warn("tunnel to {} closed: {} (code {:#x}); resetting {} connections", session().peer().name, e.reason,
-                 e.error_code, streams.size());
-    std::vector<Relay*> all;
-    for (const auto& [id, r] : streams) all.push_back(r);
-    for (Relay* r : all) r->on_connection_closed();
-  }
-  void on_session_up(Session& s, Instant) override {
-    ++handshakes;
-    spdlog::info("tunnel to {} up ({})", s.peer().name, address_text(s));
-    std::deque<std::shared_ptr<Relay>> ready;
-    ready.swap(waiting_for_tunnel);
-    for (auto& r : ready) gateway.open_stream(r);
-  }
-  void on_session_down(Session& s, const std::string& reason, Instant) override {
-    spdlog::warn("tunnel to {} down: {}", s.peer().name, reason);
-    // The branch keeps trying: clients arriving meanwhile wait for it.
-    if (!gateway.config_.is_hub && !gateway.draining_) gateway.tunnel_->connect(index);
-  }
-
-  Session& session() { return gateway.tunnel_->endpoint().session(index); }
-  static std::string address_text(Session& s) {
-    std::ostringstream o;
-    o << to_udp_endpoint(s.address());
-    return o.str();
-  }
-
-  Gateway& gateway;
-  std::size_t index;
-  DestinationPolicy policy;
-  // Every relay of this peer, and the ones that have a stream, by its id.
-  std::unordered_map<Relay*, std::shared_ptr<Relay>> relays;
-  std::unordered_map<StreamId, Relay*> streams;
-  std::deque<std::shared_ptr<Relay>> waiting_for_tunnel;  // branch: first bytes seen, tunnel down
-  std::unordered_map<Relay*, std::vector<std::byte>> sniffing;  // hub: response heads so far
-  bool service_posted = false;
-  std::uint64_t handshakes = 0;
-  std::uint64_t address_changes_logged = 0;
-  std::uint64_t streams_total = 0;
-  PerClass<std::uint64_t> bytes_by_class_closed{};  // of relays that ended
-};
 
 Gateway::Gateway(asio::io_context& io, config::GatewayConfig config)
     : io_(io),
@@ -608,97 +537,5 @@ void Gateway::drain_tick() {
 }
 
 // ------------------------------------------------------------ reporting
-
-GatewaySnapshot Gateway::snapshot() const {
-  GatewaySnapshot s;
-  s.role = config_.is_hub ? "hub" : "branch";
-  s.uptime_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  s.connections_accepted = counters_.accepted;
-  s.connections_refused = counters_.refused;
-  s.connections_closed = counters_.closed;
-  s.clients = clients_.size();
-  for (const auto& [address, usage] : clients_) {
-    s.client_connections_max = std::max<std::uint64_t>(s.client_connections_max, usage.connections);
-  }
-  s.destinations_refused = counters_.destinations_refused;
-  s.config_reloads = counters_.reloads;
-  s.config_reload_failures = counters_.reload_failures;
-  s.memory_limit_bytes = config_.reloadable.limits.memory_bytes;
-  s.memory_in_use_bytes = tunnel_ ? memory_in_use() : 0;
-  s.cache_entries = cache_.size();
-  if (!tunnel_) return s;
-  const Instant t = now();
-  const auto& es = tunnel_->endpoint().stats();
-  s.datagrams_dropped = {{"malformed", es.dropped_malformed},         {"bad_mac1", es.dropped_bad_mac1},
-                         {"unknown_index", es.dropped_unknown_index}, {"unknown_peer", es.dropped_unknown_peer},
-                         {"handshake", es.dropped_handshake},         {"rate_limited", es.dropped_rate_limited},
-                         {"handshake_budget", es.dropped_over_budget},
-                         {"truncated", tunnel_->stats().dropped_truncated}};
-  s.initiations_processed = es.initiations_processed;
-  s.cookie_replies_sent = es.cookie_replies_sent;
-  for (const auto& p : peers_) {
-    Session& session = tunnel_->endpoint().session(p->index);
-    EnsembleSnapshot e;
-    e.peer = session.peer().name;
-    e.key = session.peer().name;
-    e.peer_address = Peer::address_text(session);
-    e.handshakes = session.stats().handshakes_completed;  // rekeys included
-    e.streams_total = p->streams_total;
-    e.bytes_by_class = p->bytes_by_class_closed;
-    // Counters: over every connection the session has had, so that they do
-    // not go back when a new handshake replaces the connection.
-    const tunnel::session::ConnectionTotals totals = session.connection_totals();
-    e.packets_sent = totals.datagrams_sent;
-    e.packets_lost = totals.packets_lost;
-    e.loss_rounds = totals.loss_rounds;
-    e.random_loss_rounds = totals.random_loss_rounds;
-    e.tail_probes = totals.tail_probes;
-    e.rtos = totals.rtos;
-    e.stream_bytes_retransmitted = totals.stream_bytes_retransmitted;
-    e.ensembles_started = totals.ensembles_started;
-    e.ensembles_resumed = totals.ensembles_resumed;
-    s.cache_hits += totals.ensembles_resumed;
-    s.cache_misses += totals.ensembles_started - totals.ensembles_resumed;
-    s.datagrams_dropped["forged"] += totals.datagrams_forged;
-    s.datagrams_dropped["duplicate"] += totals.datagrams_duplicate;
-    s.datagrams_dropped["malformed"] += totals.datagrams_malformed;
-    // Gauges: the live connection's (its last ensemble's when idle).
-    if (const tunnel::Connection* c = session.connection()) {
-      const tunnel::ConnectionStats cs = c->stats();
-      e.up = !c->is_closed();
-      e.cwnd_bytes = cs.ensemble.cwnd_bytes;
-      e.ssthresh_bytes = cs.ensemble.ssthresh_bytes;
-      e.bytes_in_flight = cs.ensemble.bytes_in_flight;
-      e.srtt_seconds = std::chrono::duration<double>(cs.ensemble.srtt).count();
-      e.min_rtt_seconds = std::chrono::duration<double>(cs.ensemble.min_rtt).count();
-    }
-    for (const auto& [r, relay] : p->relays) {
-      ContentClass cls = relay->content_class();
-      if (const tunnel::Connection* c = session.connection(); c && relay->has_stream()) {
-        cls = c->stream_class(relay->stream_id()).value_or(cls);
-      }
-      ++e.streams_by_class[static_cast<std::size_t>(cls)];
-      const auto bytes = relay->bytes_by_class();  // a counter: by the class each byte had
-      for (std::size_t c = 0; c < bytes.size(); ++c) e.bytes_by_class[c] += bytes[c];
-      ++s.connections_open;
-      if (s.streams.size() >= kMaxListedStreams) {
-        ++s.streams_omitted;
-        continue;
-      }
-      StreamSnapshot st;
-      st.stream_id = relay->stream_id();
-      st.client = relay->side() == Relay::Side::branch ? endpoint_text(relay->client()) : session.peer().name;
-      st.destination = to_string(relay->destination());
-      st.content_class = cls;
-      st.state = relay->state();
-      st.bytes_to_server = relay->counters().bytes_to_server;
-      st.bytes_to_client = relay->counters().bytes_to_client;
-      st.age_seconds = std::chrono::duration<double>(t - relay->created()).count();
-      s.streams.push_back(std::move(st));
-    }
-    s.ensembles.push_back(std::move(e));
-  }
-  return s;
-}
 
 }  // namespace egw::proxy
