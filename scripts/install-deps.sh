@@ -9,7 +9,7 @@ packages=(
   clang libclang-rt-14-dev                           # libFuzzer targets
   libboost-dev libboost-system-dev                   # Boost.Asio drivers
   libssl-dev libspdlog-dev libyaml-cpp-dev           # crypto, logs, config
-  prometheus-cpp-dev                                 # /metrics (pull Exposer over civetweb)
+  prometheus-cpp-dev                                 # /metrics: the text format (served by our own Asio server)
   libnftables-dev libcli11-dev                       # transparent capture rules, the command line
   wireguard-tools iproute2 nftables                  # keys (wg genkey), netns lab
   ethtool                                            # bench/secure_tunnel: records the veth offloads
