@@ -62,16 +62,6 @@ int print_interception_rules(const config::GatewayConfig& config) {
   return 0;
 }
 
-int print_status(const std::string& socket_path) {
-  const StatusReply reply = query_status(socket_path, std::chrono::milliseconds(3000));
-  if (reply.error) {
-    std::fprintf(stderr, "ensemble-gw status: %s\n", reply.error->c_str());
-    return 1;
-  }
-  std::fputs(reply.text.c_str(), stdout);
-  return 0;
-}
-
 // One descriptor per proxied connection: the soft limit (often 1,024) would
 // cap the gateway long before its own limits do.
 void raise_descriptor_limit() {

@@ -21,7 +21,5 @@ void unblock_control_signals();
 int run_gateway(const config::GatewayConfig& config);
 // `ensemble-gw rules`: the nftables script a branch installs (stdout).
 int print_interception_rules(const config::GatewayConfig& config);
-// `ensemble-gw status`: asks the running gateway over its status socket.
-int print_status(const std::string& socket_path);
 
 }  // namespace egw::proxy
