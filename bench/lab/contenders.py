@@ -46,7 +46,14 @@ EGW_VARIANTS = {
     "egw-halve": "ensemble:\n  random_loss: congestion\n",
     "egw-notlp": "ensemble:\n  tail_probes: 0\n",
     "egw-nflows-halve": "ensemble:\n  coupling: n_flows\n  random_loss: congestion\n",
+    # Issue 20: the delay-aware law, with the WAN's rate configured at ~95 %
+    # of the link ({up}/{down}: the branch's uplink and downlink, set per
+    # scenario by set_link), and the defaults without pacing.
+    "egw-model": "ensemble:\n  window_law: model\n",
+    "egw-model-rate": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n",
+    "egw-nopace": "ensemble:\n  pacing: false\n",
 }
+RATE_SHARE = 0.95  # max_rate as a share of the emulated link, as SQM users set their shaper
 LABELS = {
     "cubic": "direct TCP (CUBIC)", "bbr": "direct TCP (BBR)", "wireguard": "wireguard-go + CUBIC",
     "kcptun": "kcptun", "egw": "ensemble-gw (defaults)", "egw-none": "ensemble-gw, uncoupled",
@@ -58,7 +65,18 @@ LABELS = {
     "egw-halve": "ensemble-gw, every loss congestive",
     "egw-nflows-halve": "ensemble-gw, n_flows, every loss congestive",
     "egw-notlp": "ensemble-gw, no tail probe",
+    "egw-model": "ensemble-gw, model law", "egw-model-rate": "ensemble-gw, model law + max_rate 95 %",
+    "egw-nopace": "ensemble-gw, no pacing",
 }
+
+
+class Refused(Exception):
+    """The gateway refuses this variant's config (a key not there yet): the lab skips it."""
+
+
+def rate_text(bps):
+    """A bit/s figure as the config writes it: 19Mbit, 3800kbit."""
+    return f"{bps / 1e6:.0f}Mbit" if bps % 1_000_000 == 0 else f"{bps / 1e3:.0f}kbit"
 
 
 def wg_keypair():
@@ -88,6 +106,9 @@ class Contender:
 
     def setup(self, lab):
         pass
+
+    def set_link(self, lab, up_bps, down_bps):
+        pass  # only a gateway with a configured WAN rate cares
 
     def cold(self, lab):
         for role in ("client", "server"):
@@ -163,16 +184,26 @@ class Gateway(Contender):
         self.i = index
         self.listener = 15100 + index
         self.udp = 52000 + index
-        self.extra = EGW_VARIANTS[key]
-        self.configured = False
+        self.template = EGW_VARIANTS[key]
+        self.rates = {"up": 20e6, "down": 20e6}  # the link max_rate is derived from (set_link)
+        self.keys = None
+
+    @property
+    def extra(self):
+        if "{up}" not in self.template:
+            return self.template
+        return self.template.format(**{d: rate_text(round(RATE_SHARE * bps / 1e3) * 1000)
+                                       for d, bps in self.rates.items()})
 
     def _configs(self, lab, log_level="warn"):
         t = lab.tmp
-        keys = {}
-        for role in ("branch", "hub"):
-            priv, pub = wg_keypair()
-            write_secret(os.path.join(t, f"{self.key}-{role}.key"), priv)
-            keys[role] = pub
+        if self.keys is None:
+            self.keys = {}
+            for role in ("branch", "hub"):
+                priv, pub = wg_keypair()
+                write_secret(os.path.join(t, f"{self.key}-{role}.key"), priv)
+                self.keys[role] = pub
+        keys = self.keys
         common = f"metrics_listen: 127.0.0.1:{9500 + self.i}\nlog_level: {log_level}\n{self.extra}"
         with open(os.path.join(t, f"{self.key}-branch.yaml"), "w") as f:
             f.write(f"""role: branch
@@ -197,8 +228,29 @@ peers:
 status_socket: {t}/{self.key}-hub.sock
 {common}""")
 
+    def check(self, lab):
+        """None, or the gateway's first complaint about this variant's configs."""
+        for role in ("branch", "hub"):
+            r = subprocess.run([GW, "check", "-c", os.path.join(lab.tmp, f"{self.key}-{role}.yaml")],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                why = (r.stderr.strip() or r.stdout.strip()).splitlines()
+                return f"the {role} refuses its config: {why[-1] if why else f'exit {r.returncode}'}"
+        return None
+
+    def set_link(self, lab, up_bps, down_bps):
+        """A variant with a configured WAN rate follows the scenario's link (a restart)."""
+        if "{up}" not in self.template or self.rates == {"up": up_bps, "down": down_bps}:
+            return
+        self.rates = {"up": up_bps, "down": down_bps}
+        self._configs(lab)
+        self.cold(lab)
+
     def setup(self, lab):
         self._configs(lab)
+        why = self.check(lab)
+        if why:
+            raise Refused(why)
         nft("branch", f"""table inet egwl_{self.key.replace('-', '_')} {{
   chain prerouting {{
     type nat hook prerouting priority dstnat; policy accept;
@@ -237,12 +289,21 @@ def make(keys):
     return out
 
 
+PROBE_PORT = 7000  # webserve's UDP echo: the realtime probe, direct across the WAN
+
+
+def sink_dir(lab):
+    return os.path.join(lab.tmp, "sink")
+
+
 def start_server(lab, contenders):
-    """The web server, one port per contender with its congestion control."""
+    """The web server, one port per contender with its congestion control;
+    the UDP echo; uploads counted into sink_dir(lab)."""
+    os.makedirs(sink_dir(lab), exist_ok=True)
     lab.spawn("webserve", "server", "/usr/bin/python3", os.path.join(os.path.dirname(__file__), "webserve.py"),
-              *(f"{c.port}:{c.cc}" for c in contenders))
+              "--sink-dir", sink_dir(lab), f"{PROBE_PORT}:udpecho", *(f"{c.port}:{c.cc}" for c in contenders))
     for c in contenders:
         wait_until(lambda: port_listening("server", c.port), 10, f"web server port {c.port}")
 
 
-__all__ = ["make", "start_server", "Contender", "LABELS", "EGW_VARIANTS", "in_ns"]
+__all__ = ["make", "start_server", "Contender", "LABELS", "EGW_VARIANTS", "Refused", "in_ns"]

@@ -9,6 +9,7 @@ import re
 import shutil
 import statistics
 
+import report_links
 from contenders import LABELS
 from experiments import quantile
 
@@ -39,7 +40,7 @@ def count_errors(results):
         for per in e.get("results", {}).values():
             if e["kind"] == "pages":
                 n += sum(cell["errors"] for cell in per.values())
-            elif e["kind"] in ("join", "bursts", "www"):
+            elif e["kind"] in ("join", "bursts", "www", "full_links", "bulk"):
                 n += sum(len(r["errors"]) for r in per)
             else:
                 n += sum(len(r["errors"]) if isinstance(r["errors"], list) else r["errors"]
@@ -48,6 +49,8 @@ def count_errors(results):
 
 
 def link_text(e):
+    if e["kind"] in report_links.TABLES:
+        return report_links.link_text(e)
     l = e["link"]
     q = "unlimited queue" if l["queue"] == "0" else f"queue {l['queue'][:-1]} packets"
     loss = f", {l['loss']:.0%} random loss" if l.get("loss") else ""
@@ -165,7 +168,7 @@ def www_table(name, e):
 
 
 TABLES = {"pages": pages_table, "join": join_table, "pairs": pairs_table, "fairness": fairness_table,
-          "bursts": bursts_table, "www": www_table}
+          "bursts": bursts_table, "www": www_table, **report_links.TABLES}
 
 
 # ------------------------------------------------------------------ goals
@@ -250,6 +253,7 @@ def goals(results):
         m, p = [(quantile(ours, q), quantile(theirs, q)) for q in (0.5, 0.9)]
         row(f"{name}: defaults' median and 90th percentile page/bound below direct CUBIC's",
             f"median {m[0]:.2f} vs {m[1]:.2f}, p90 {p[0]:.2f} vs {p[1]:.2f}", m[0] < m[1] and p[0] < p[1])
+    report_links.goals(results, row)
     if not rows:
         return ""
     return "\n".join(["| goal | measured | |", "|---|---|---|", *rows])
@@ -266,7 +270,11 @@ def markdown(results):
     if g:
         out += ["### Goals (ensemble-gw with its defaults)", "", g, ""]
     for name, e in results["experiments"].items():
-        out += [TABLES[e["kind"]](name, e), ""]
+        if not report_links.is_sweep(name, e):
+            out += [TABLES[e["kind"]](name, e), ""]
+    sweep = report_links.sweep_table(results)
+    if sweep:
+        out += [sweep, ""]
     return "\n".join(out)
 
 
@@ -281,7 +289,13 @@ def plots(results, out_dir):
         print("report: matplotlib missing (python3-matplotlib): no plots")
         return
     os.makedirs(out_dir, exist_ok=True)
+    def save(fig, stem):
+        fig.savefig(os.path.join(out_dir, f"{stem}.png"), dpi=110, bbox_inches="tight")
+        plt.close(fig)
     for name, e in results["experiments"].items():
+        if e["kind"] in report_links.TABLES:
+            report_links.plots(plt, name, e, save)
+            continue
         fn = {"pages": _plot_pages, "join": _plot_join, "fairness": _plot_fairness, "pairs": _plot_pairs,
               "www": _plot_www}.get(e["kind"])
         if fn:

@@ -15,7 +15,8 @@ connection, HTTP/1.0, unless said otherwise):
               "stop_s": optional (close the flow then, e.g. bulk flows for fairness),
               "idle": true (connect, send nothing, close at stop_s: an idle member)}
       Result per flow: start, end, bytes, and a time-sequence (t, bytes) every
-      sample_bytes (receiver side).
+      sample_bytes (receiver side). With "upload": "ID" the flow sends instead
+      (POST /sink/ID, until stop_s): webserve counts it where it arrives.
   {"kind": "bursts", "target": [ip, port], "src": ip, "bytes": N, "at_s": [0, 5]}
       One HTTP/1.1 connection, one request per entry of at_s: each burst's
       duration, from request to last byte (TCP fast start's bursty connection).
@@ -29,6 +30,15 @@ connection, HTTP/1.0, unless said otherwise):
       the user's previous page is done, whichever is later, so every
       contender gets the same pages in the same order. Result per session, per
       page: at, start, end, bytes (and error).
+  {"kind": "probe", "target": [ip, port], "src": ip, "pps": 50, "bytes": 200, "stop_s": 60}
+      A realtime probe: UDP datagrams to webserve's echo at a fixed rate until
+      stop_s or SIGTERM. Result: sent, and per echo [wall-clock send s, RTT s].
+  {"kind": "requests", "target": [ip, port], "src": ip, "interval_s": 0.1, "bytes": 200,
+   "class": "json", "stop_s": 60}
+      A small request/response flow: one HTTP/1.1 connection, a request every
+      interval_s (or as soon as the previous answer is in, if later), until
+      stop_s or SIGTERM. Result: per request [wall-clock start s, latency s], errors.
+Every result carries t0_wall: the wall-clock time of the job's time 0.
 A fetch that ends early (reset, EOF before Content-Length) is an error in the
 result, never a silent short transfer. CC (client sockets): $WEBLOAD_CC, cubic.
 """
@@ -36,12 +46,15 @@ import asyncio
 import json
 import os
 import random
+import signal
 import socket
+import struct
 import sys
 import time
 
 CC = os.environ.get("WEBLOAD_CC", "cubic").encode()
 T0 = time.monotonic()
+T0_WALL = time.time()
 
 
 def now():
@@ -147,10 +160,98 @@ async def hold_idle(flow):
     return r
 
 
+async def upload(flow):
+    """Sends until stop_s; the bytes are counted by the receiver (webserve's sink)."""
+    r = {"start": now(), "bytes": 0, "samples": []}
+    writer = None
+    try:
+        _, writer = await connect(flow["target"], flow.get("src"))
+        writer.write(f"POST /sink/{flow['upload']} HTTP/1.0\r\nHost: lab\r\n"
+                     f"Content-Length: {10 ** 12}\r\n\r\n".encode())
+        chunk = b"u" * 65536
+        while now() < flow["stop_s"]:
+            writer.write(chunk)
+            r["bytes"] += len(chunk)
+            try:
+                await asyncio.wait_for(writer.drain(), max(0.01, flow["stop_s"] - now()))
+            except asyncio.TimeoutError:
+                break
+    except OSError as e:
+        r["error"] = f"{type(e).__name__}: {e}"
+    finally:
+        if writer:
+            writer.transport.abort() if writer.transport.get_write_buffer_size() else writer.close()
+    r["end"] = now()
+    return r
+
+
+def stopper():
+    """An event set at SIGTERM: the open-ended jobs then report what they have."""
+    ev = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, ev.set)
+    return ev
+
+
+async def probe(job):
+    """UDP datagrams at job['pps'] to the echo; RTT per echo (wall-clock send time)."""
+    stop = stopper()
+    loop = asyncio.get_running_loop()
+    sent, rtts = {}, []
+
+    class Proto(asyncio.DatagramProtocol):
+        def datagram_received(self, data, addr):
+            seq = struct.unpack_from("!I", data)[0]
+            if seq in sent:
+                t_send = sent.pop(seq)
+                rtts.append([round(T0_WALL + t_send, 6), round(now() - t_send, 6)])
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((job.get("src") or "0.0.0.0", 0))
+    transport, _ = await loop.create_datagram_endpoint(Proto, sock=s)
+    interval, pad, n = 1.0 / job.get("pps", 50), b"p" * max(0, job.get("bytes", 200) - 28 - 4), 0
+    while now() < job["stop_s"] and not stop.is_set():
+        sent[n] = now()
+        transport.sendto(struct.pack("!I", n) + pad, tuple(job["target"]))
+        n += 1
+        try:
+            await asyncio.wait_for(stop.wait(), max(0.0, n * interval - now()))
+        except asyncio.TimeoutError:
+            pass
+    await asyncio.sleep(1.0)  # the last echoes
+    transport.close()
+    return {"sent": n, "rtts": sorted(rtts)}
+
+
+async def requests(job):
+    """One HTTP/1.1 connection, a small request every interval_s; latency per request."""
+    stop = stopper()
+    out, errors = [], []
+    interval = job.get("interval_s", 0.1)
+    try:
+        reader, writer = await connect(job["target"], job.get("src"))
+        k = 0
+        while now() < job["stop_s"] and not stop.is_set():
+            t = now()
+            writer.write(f"GET /obj/{job.get('bytes', 200)}/{job.get('class', 'json')} HTTP/1.1\r\n"
+                         f"Host: lab\r\n\r\n".encode())
+            await read_response(reader)
+            out.append([round(T0_WALL + t, 6), round(now() - t, 6)])
+            k += 1
+            try:
+                await asyncio.wait_for(stop.wait(), max(0.0, k * interval - now()))
+            except asyncio.TimeoutError:
+                pass
+        writer.close()
+    except (OSError, RuntimeError, asyncio.IncompleteReadError, ValueError) as e:
+        errors.append(f"{type(e).__name__}: {e}")
+    return {"requests": out, "errors": errors}
+
+
 async def run_flow(flow, sample_bytes):
     await asyncio.sleep(max(0.0, flow.get("start_s", 0) - now()))
     if flow.get("idle"):
         return await hold_idle(flow)
+    if flow.get("upload"):
+        return await upload(flow)
     samples = [(now(), 0)]
     nxt = [sample_bytes]
 
@@ -226,10 +327,14 @@ async def main(job):
         return await keepalive(job)
     if kind == "sessions":
         return {"sessions": await asyncio.gather(*(browse(s, job.get("class", "html")) for s in job["sessions"]))}
+    if kind == "probe":
+        return await probe(job)
+    if kind == "requests":
+        return await requests(job)
     raise SystemExit(f"webload: unknown job kind {kind!r}")
 
 
 if __name__ == "__main__":
     job = json.loads(sys.argv[1])
     result = asyncio.run(asyncio.wait_for(main(job), job.get("timeout_s", 300)))
-    print(json.dumps(result))
+    print(json.dumps({**result, "t0_wall": T0_WALL}))

@@ -1,22 +1,32 @@
 #!/usr/bin/python3
 """The WAN lab's web server: a real HTTP/1.x server for the page and flow workloads.
 
-  webserve.py PORT:CC [PORT:CC ...]       (listens on 0.0.0.0; CC = cubic, bbr, reno)
+  webserve.py [--sink-dir DIR] PORT:CC [PORT:CC ...]   (listens on 0.0.0.0; CC = cubic, bbr, reno,
+                                                        or udpecho: a UDP echo for the realtime probe)
 
 GET /obj/<bytes>/<class> answers <bytes> body bytes with the class's
 Content-Type (html text/html, script application/javascript, image
 image/png, bulk application/octet-stream), so the hub classifies the response
 as a browser's server would make it. HTTP/1.0 closes after the response;
 HTTP/1.1 keeps the connection for the next request (the burst-after-idle
-workload). The congestion control is set on the listening socket, so every
+workload). POST /sink/<id> (HTTP/1.0, a Content-Length as large as the
+upload may ever be) takes an upload until the client closes: the receiver's
+time-sequence, [[wall-clock s, bytes], ...] every 64 KiB, goes to
+DIR/<id>.json (the lab's bulk uploads, counted where they arrive, not in the
+sender's socket buffer). The congestion control is set on the listening socket, so every
 accepted connection sends with it. Prints "ready" once every port listens.
 """
 import asyncio
+import json
+import os
 import socket
 import sys
+import time
+
+SINK_DIR = None
 
 TYPES = {"html": "text/html", "script": "application/javascript", "image": "image/png",
-         "bulk": "application/octet-stream"}
+         "bulk": "application/octet-stream", "json": "application/json"}
 CHUNK = b"x" * 65536
 
 
@@ -26,6 +36,9 @@ async def serve_one(reader, writer):
             head = await reader.readuntil(b"\r\n\r\n")
             line = head.split(b"\r\n", 1)[0].decode("latin-1").split()
             parts = line[1].split("/") if len(line) == 3 else []
+            if line and line[0] == "POST" and len(parts) == 3 and parts[1] == "sink" and SINK_DIR:
+                await sink(reader, parts[2])
+                break
             if len(parts) != 4 or parts[1] != "obj" or parts[3] not in TYPES:
                 writer.write(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n")
                 break
@@ -55,10 +68,45 @@ async def serve_one(reader, writer):
             pass
 
 
+async def sink(reader, name):
+    """Counts an upload's bytes as they arrive until EOF; the samples to SINK_DIR/<name>.json."""
+    samples, got, nxt = [[time.time(), 0]], 0, 65536
+    try:
+        while True:
+            chunk = await reader.read(1 << 20)
+            if not chunk:
+                break
+            got += len(chunk)
+            if got >= nxt:
+                samples.append([time.time(), got])
+                nxt = got + 65536
+    except ConnectionError:
+        pass
+    samples.append([time.time(), got])
+    tmp = os.path.join(SINK_DIR, f".{name}.json")
+    with open(tmp, "w") as f:
+        json.dump(samples, f)
+    os.replace(tmp, os.path.join(SINK_DIR, f"{name}.json"))
+
+
+class Echo(asyncio.DatagramProtocol):
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def datagram_received(self, data, addr):
+        self.transport.sendto(data, addr)
+
+
 async def main(specs):
+    global SINK_DIR
+    if specs and specs[0] == "--sink-dir":
+        SINK_DIR, specs = specs[1], specs[2:]
     servers = []
     for spec in specs:
         port, cc = spec.split(":")
+        if cc == "udpecho":
+            await asyncio.get_running_loop().create_datagram_endpoint(Echo, local_addr=("0.0.0.0", int(port)))
+            continue
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())

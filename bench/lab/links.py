@@ -1,0 +1,275 @@
+"""Issue 20's workloads: full links with short queues.
+
+  full_links  one bulk download AND one bulk upload through the contender at
+              once, beside a realtime probe (UDP, 50 packets/s of 200 bytes,
+              direct across the WAN: the modem's queue every application
+              sees), a small request/response flow through the contender (an
+              HTTP exchange every 100 ms) and a page load whose class outranks
+              the bulk (cleartext, content types); each measured idle first,
+              then under the load.
+  bulk        bulk transfers alone (one download; or a download and an upload
+              at once): the share of the link they fill after warm_s.
+  compete     the contender's download sharing the bottleneck with n direct
+              CUBIC downloads outside the tunnel: its rate / one CUBIC flow's.
+
+Every run is traced by wanem (--trace): per direction, the link's rate and
+the queue delay every 100 ms (wantrace.py), and wanem's own CPU share, so the
+reader sees whether the emulator kept up. Times are wall-clock (the
+processes' samples carry it) so the phases line up across processes.
+"""
+import json
+import os
+import subprocess
+import time
+
+import wantrace
+from contenders import PROBE_PORT, sink_dir
+from experiments import WEBLOAD, cold, quantile, rotated, webload
+from netlab import client_ip, in_ns, log, server_ip
+from pages import PAGES
+
+PROBE = {"pps": 50, "bytes": 200}
+REQUEST_INTERVAL_S = 0.1
+
+
+class Traced:
+    """wanem restarted with a trace for one run; its CPU share and series after."""
+
+    def __init__(self, lab, up, down, seed, path):
+        self.lab, self.up, self.down, self.seed, self.path = lab, up, down, seed, path
+
+    def __enter__(self):
+        self.lab.start_link(self.up, self.down, seed=self.seed, trace=self.path)
+        self.t0 = time.time()  # trace time 0 (wanem prints ready right after opening it)
+        self.cpu0 = (cpu_seconds(self.lab.wanem.pid), time.monotonic())
+        return self
+
+    def __exit__(self, *exc):
+        cpu1 = (cpu_seconds(self.lab.wanem.pid), time.monotonic())
+        self.cpu = (cpu1[0] - self.cpu0[0]) / max(1e-9, cpu1[1] - self.cpu0[1])
+        self.lab.start_link(self.up, self.down, seed=self.seed)  # stops the traced one: its trace flushed
+
+    def series(self, origin, t_from=None, t_to=None):
+        """The trace binned (wantrace.py), times relative to `origin` (wall clock);
+        queue delay quantiles over [t_from, t_to] (wall clock) per direction."""
+        win = None if t_from is None else (t_from - origin, t_to - origin)
+        s = wantrace.analyse(self.path, {"a2b": self.up, "b2a": self.down}, self.t0 - origin, win)
+        s["wanem_cpu"] = round(self.cpu, 3)
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        return s
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process, seconds."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def background(job):
+    return subprocess.Popen(in_ns("client", "/usr/bin/python3", WEBLOAD, json.dumps({**job, "timeout_s": 600})),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def collect(p, stop=True):
+    if stop:
+        p.terminate()
+    out, err = p.communicate(timeout=60)
+    if p.returncode != 0 or not out.strip():
+        raise RuntimeError(f"webload failed ({p.returncode}): {err.strip()[-800:]}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def bytes_at(samples, t):
+    """Bytes by wall-clock time t, linear between [t, bytes] samples."""
+    prev = None
+    for s in samples:
+        if s[0] >= t:
+            if prev is None or s[0] == prev[0]:
+                return s[1] if prev is None or s[0] == t else prev[1]
+            return prev[1] + (s[1] - prev[1]) * (t - prev[0]) / (s[0] - prev[0])
+        prev = s
+    return prev[1] if prev else 0
+
+
+def rate_bps(samples, t_from, t_to):
+    return 8 * (bytes_at(samples, t_to) - bytes_at(samples, t_from)) / (t_to - t_from)
+
+
+def wall(flow, t0_wall):
+    return [[t0_wall + t, b] for t, b in flow.get("samples", [])]
+
+
+def sink(lab, name, timeout=10.0):
+    path = os.path.join(sink_dir(lab), f"{name}.json")
+    end = time.monotonic() + timeout
+    while not os.path.exists(path) and time.monotonic() < end:
+        time.sleep(0.1)
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        out = json.load(f)
+    os.unlink(path)
+    return out
+
+
+def bulk_job(c, directions, seconds, tag):
+    flows = []
+    if "down" in directions:
+        flows.append({"target": c.target(), "src": client_ip(2), "bytes": 10 ** 12, "stop_s": seconds})
+    if "up" in directions:
+        flows.append({"target": c.target(), "src": client_ip(3), "bytes": 0, "upload": tag, "stop_s": seconds})
+    return {"kind": "flows", "sample_bytes": 65536, "flows": flows}
+
+
+def bulk_rates(lab, r, directions, tag, t_from, t_to):
+    """{"down": bit/s, "up": bit/s} over the window; errors."""
+    out, errors, flows = {}, [f["error"] for f in r["flows"] if "error" in f], list(r["flows"])
+    if "down" in directions:
+        out["down"] = rate_bps(wall(flows.pop(0), r["t0_wall"]), t_from, t_to)
+    if "up" in directions:
+        flows.pop(0)
+        samples = sink(lab, tag)
+        if not samples:
+            errors.append("upload: the server saw nothing")
+        out["up"] = rate_bps(samples, t_from, t_to) if samples else None
+    return out, errors
+
+
+def window(samples, t_from, t_to):
+    return sorted(v for t, v in samples if t_from <= t <= t_to)
+
+
+def summary(xs):
+    return {"n": len(xs), "p50_ms": quantile(xs, 0.5) and 1e3 * quantile(xs, 0.5),
+            "p99_ms": quantile(xs, 0.99) and 1e3 * quantile(xs, 0.99)}
+
+
+# ---------------------------------------------------------------- full links
+
+def full_links(lab, contenders, up, down, seed, reps, p):
+    """Per contender: probe and requests idle, a page idle, then bulk both ways
+    for p["seconds"] with the page again after p["warm_s"]; see the module doc."""
+    page = PAGES[p["page"]]
+    out = {"params": p, "results": {c.key: [] for c in contenders}}
+    for rep in range(reps):
+        for c in rotated(contenders, rep):
+            cold(lab, c)
+            tag = f"fl-{c.key}-{rep}-{int(time.time())}"
+            with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
+                res = _full_links_run(lab, c, page, tag, p)
+            res["series"] = tr.series(res.pop("origin"), res["loaded"][0], res["loaded"][1])
+            out["results"][c.key].append(res)
+            q = res["probe"]
+            log(f"    {c.key:14s} full links rep {rep + 1}: down {fmt_pct(res['down_bps'], down)} up "
+                f"{fmt_pct(res['up_bps'], up)}; probe p99 {ms(q['idle']['p99_ms'])} -> {ms(q['loaded']['p99_ms'])}; "
+                f"request p99 {ms(res['requests']['idle']['p99_ms'])} -> {ms(res['requests']['loaded']['p99_ms'])}; "
+                f"page {res['page_idle_s']:.2f} -> {res['page_loaded_s']:.2f} s; wanem CPU "
+                f"{res['series']['wanem_cpu']:.0%}" + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
+    return out
+
+
+def _full_links_run(lab, c, page, tag, p):
+    t_start = time.time()
+    probe = background({"kind": "probe", "target": [server_ip(0), PROBE_PORT], "src": client_ip(0),
+                        "stop_s": 500, **PROBE})
+    reqs = background({"kind": "requests", "target": c.target(), "src": client_ip(1), "stop_s": 500,
+                       "interval_s": REQUEST_INTERVAL_S, "bytes": 200, "class": "json"})
+    errors = []
+    try:
+        time.sleep(p["idle_s"])
+        idle = (t_start + 0.5, time.time())
+        pg = {"target": c.target(), "src": client_ip(4), "concurrency": p.get("concurrency", 6), "objects": page}
+        page_idle = webload({"kind": "pages", "pages": [pg]})["pages"][0]
+        time.sleep(0.5)
+        t_load = time.time()
+        bulk = background(bulk_job(c, ("down", "up"), p["seconds"], tag))
+        time.sleep(p["warm_s"])
+        page_loaded = webload({"kind": "pages", "pages": [pg]})["pages"][0]
+        r = collect(bulk, stop=False)
+        loaded = (t_load + p["warm_s"], t_load + p["seconds"])
+        rates, errs = bulk_rates(lab, r, ("down", "up"), tag, *loaded)
+        errors += errs + page_idle["errors"] + page_loaded["errors"]
+    finally:
+        pr, rq = collect(probe), collect(reqs)
+    errors += rq["errors"]
+    sent = pr["sent"]
+    return {"origin": t_load, "idle": idle, "loaded": loaded, "down_bps": rates["down"], "up_bps": rates["up"],
+            "probe": {"idle": summary(window(pr["rtts"], *idle)), "loaded": summary(window(pr["rtts"], *loaded)),
+                      "sent": sent, "lost": sent - len(pr["rtts"])},
+            "requests": {"idle": summary(window(rq["requests"], *idle)),
+                         "loaded": summary(window(rq["requests"], *loaded))},
+            "page_idle_s": page_idle["page_s"], "page_loaded_s": page_loaded["page_s"],
+            "page_loaded_start": t_load + p["warm_s"] - t_load, "errors": errors}
+
+
+# ---------------------------------------------------------------- bulk alone
+
+def bulk(lab, contenders, up, down, seed, reps, p):
+    """p["directions"] ("down", or "down" and "up" at once) for p["seconds"];
+    the rate each keeps after p["warm_s"], per direction."""
+    out = {"params": p, "results": {c.key: [] for c in contenders}}
+    dirs = tuple(p["directions"])
+    for rep in range(reps):
+        for c in rotated(contenders, rep):
+            cold(lab, c)
+            tag = f"bk-{c.key}-{rep}-{int(time.time())}"
+            with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
+                t_load = time.time()
+                r = webload(bulk_job(c, dirs, p["seconds"], tag), timeout=p["seconds"] + 60)
+                win = (t_load + p["warm_s"], t_load + p["seconds"])
+                rates, errors = bulk_rates(lab, r, dirs, tag, *win)
+            res = {f"{d}_bps": v for d, v in rates.items()}
+            res.update({"errors": errors, "series": tr.series(t_load, *win)})
+            out["results"][c.key].append(res)
+            log(f"    {c.key:14s} bulk rep {rep + 1}: " + ", ".join(
+                f"{d} {fmt_pct(rates[d], down if d == 'down' else up)}" for d in dirs)
+                + f"; queue delay p99 down {ms(res['series']['qdelay_ms']['b2a']['p99_ms'])} up "
+                  f"{ms(res['series']['qdelay_ms']['a2b']['p99_ms'])}; wanem CPU {res['series']['wanem_cpu']:.0%}"
+                + (f"; ERRORS {errors}" if errors else ""))
+    return out
+
+
+# ---------------------------------------------------------------- competition
+
+def compete(lab, contenders, cubic, up, down, seed, reps, p):
+    """The contender's download beside n direct CUBIC downloads (n in p["counts"])
+    for p["seconds"]: its rate / the mean CUBIC flow's, after p["warm_s"]."""
+    out = {"params": p, "results": {c.key: {str(n): [] for n in p["counts"]} for c in contenders}}
+    for rep in range(reps):
+        for n in p["counts"]:
+            for c in rotated(contenders, rep):
+                cold(lab, c)
+                flows = [{"target": c.target(), "src": client_ip(2), "bytes": 10 ** 12, "stop_s": p["seconds"]}]
+                flows += [{"target": cubic.target(1 + i), "src": client_ip(5 + i), "bytes": 10 ** 12,
+                           "start_s": 0.1 * (i + 1), "stop_s": p["seconds"]} for i in range(n)]
+                tag = f"cp-{c.key}-{n}-{rep}-{int(time.time())}"
+                with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
+                    t_load = time.time()
+                    r = webload({"kind": "flows", "sample_bytes": 65536, "flows": flows}, timeout=p["seconds"] + 60)
+                win = (t_load + p["warm_s"], t_load + p["seconds"])
+                rates = [rate_bps(wall(f, r["t0_wall"]), *win) for f in r["flows"]]
+                mine, theirs = rates[0], rates[1:]
+                one = sum(theirs) / len(theirs) if theirs else None
+                res = {"rate_bps": mine, "cubic_bps": theirs, "share": mine / one if one else None,
+                       "errors": [f["error"] for f in r["flows"] if "error" in f],
+                       "series": tr.series(t_load, *win)}
+                out["results"][c.key][str(n)].append(res)
+                log(f"    {c.key:14s} vs {n} CUBIC rep {rep + 1}: {mine / 1e6:.2f} Mbit/s, one CUBIC flow "
+                    f"{(one or 0) / 1e6:.2f} Mbit/s, share ratio {res['share'] or 0:.2f}, link "
+                    f"{(mine + sum(theirs)) / down.rate_bps:.0%}" + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
+    return out
+
+
+def fmt_pct(bps, link):
+    return "–" if bps is None else f"{bps / link.rate_bps:.0%}"
+
+
+def ms(x):
+    return "–" if x is None else f"{x:.0f} ms"

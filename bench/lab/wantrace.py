@@ -1,0 +1,74 @@
+"""wanem's trace (bench/wanem/README.md, --trace) as rate and queue delay over time.
+
+The link is FIFO per direction (drop-tail, no jitter or reordering in the
+lab's scenarios), so the n-th `deq` of a direction is its n-th waiting `enq`
+(a `drop_le` removes the newest waiting packet of its kind). `deq` is logged
+at departure, after the one-way delay: a packet's queue delay is
+deq - enq - delay - its serialisation; its wire time deq - delay.
+"""
+import collections
+
+BIN_S = 0.1
+
+
+def analyse(path, links, offset_s, win=None):
+    """{"bin_s", "a2b"/"b2a": {"t0_s", "mbps": [...], "qdelay_ms": [...] (mean per bin),
+    "qmax_ms": [...]}, "qdelay_ms": {dir: {p50_ms, p99_ms, max_ms}} over win}.
+    links: {dir: netlab.Link}; offset_s: added to trace times (the caller's origin);
+    win: (from_s, to_s) in the caller's times, for the quantiles."""
+    waiting = {d: collections.deque() for d in links}
+    bins = {d: {} for d in links}  # bin -> [bytes, delay sum, count, max]
+    in_win = {d: [] for d in links}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            parts = line.split()
+            if len(parts) < 7 or parts[1] not in links:
+                continue
+            d, ev = parts[1], parts[2]
+            t = int(parts[0]) / 1e6 + offset_s
+            if ev == "enq":
+                waiting[d].append((t, parts[3:]))
+            elif ev == "drop_le":
+                q = waiting[d]
+                for i in range(len(q) - 1, -1, -1):
+                    if q[i][1] == parts[3:]:
+                        del q[i]
+                        break
+            elif ev == "deq" and waiting[d]:
+                t_enq, _ = waiting[d].popleft()
+                link = links[d]
+                size = int(parts[3])
+                ser = size * 8 / link.rate_bps if link.rate_bps else 0.0
+                on_wire = t - link.delay_ms / 1e3
+                delay = max(0.0, on_wire - ser - t_enq)
+                b = bins[d].setdefault(int(on_wire // BIN_S), [0, 0.0, 0, 0.0])
+                b[0] += size
+                b[1] += delay
+                b[2] += 1
+                b[3] = max(b[3], delay)
+                if win and win[0] <= on_wire <= win[1]:
+                    in_win[d].append(delay)
+    out = {"bin_s": BIN_S, "qdelay_ms": {}}
+    for d in links:
+        keys = sorted(bins[d])
+        if not keys:
+            out[d] = {"t0_s": 0.0, "mbps": [], "qdelay_ms": [], "qmax_ms": []}
+        else:
+            span = range(keys[0], keys[-1] + 1)
+            empty = [0, 0.0, 0, 0.0]
+            out[d] = {"t0_s": round(keys[0] * BIN_S, 3),
+                      "mbps": [round(bins[d].get(k, empty)[0] * 8 / BIN_S / 1e6, 3) for k in span],
+                      "qdelay_ms": [round(1e3 * b[1] / b[2], 2) if b[2] else None
+                                    for b in (bins[d].get(k, empty) for k in span)],
+                      "qmax_ms": [round(1e3 * bins[d].get(k, empty)[3], 2) for k in span]}
+        xs = sorted(in_win[d])
+        out["qdelay_ms"][d] = {"p50_ms": _q(xs, 0.5), "p99_ms": _q(xs, 0.99), "max_ms": _q(xs, 1.0)}
+    return out
+
+
+def _q(xs, q):
+    if not xs:
+        return None
+    return round(1e3 * xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))], 2)
