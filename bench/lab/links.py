@@ -106,17 +106,19 @@ def wall(flow, t0_wall):
     return [[t0_wall + t, b] for t, b in flow.get("samples", [])]
 
 
-def sink(lab, name, timeout=10.0):
-    path = os.path.join(sink_dir(lab), f"{name}.json")
+def sink(lab, name, until, timeout=10.0):
+    """The upload's receiver-side samples once they reach wall-clock `until`
+    (or timeout later: what arrived by then)."""
+    path = os.path.join(sink_dir(lab), f"{name}.txt")
     end = time.monotonic() + timeout
-    while not os.path.exists(path) and time.monotonic() < end:
-        time.sleep(0.1)
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        out = json.load(f)
-    os.unlink(path)
-    return out
+    while True:
+        samples = []
+        if os.path.exists(path):
+            with open(path) as f:
+                samples = [[float(t), int(b)] for t, b in (l.split() for l in f if l.endswith("\n"))]
+        if (samples and samples[-1][0] >= until) or time.monotonic() > end:
+            return samples
+        time.sleep(0.2)
 
 
 def bulk_job(c, directions, seconds, tag):
@@ -135,7 +137,7 @@ def bulk_rates(lab, r, directions, tag, t_from, t_to):
         out["down"] = rate_bps(wall(flows.pop(0), r["t0_wall"]), t_from, t_to)
     if "up" in directions:
         flows.pop(0)
-        samples = sink(lab, tag)
+        samples = sink(lab, tag, t_to)
         if not samples:
             errors.append("upload: the server saw nothing")
         out["up"] = rate_bps(samples, t_from, t_to) if samples else None

@@ -38,7 +38,10 @@ def link_text(e):
 
 
 def cpu(runs):
-    return pct(med(r["series"]["wanem_cpu"] for r in runs))
+    """wanem's CPU share, and how late its departures were (p99, the later direction)."""
+    late = med(max((r["series"].get("wanem_late_ms", {}).get(d, {}).get("p99_ms") or 0) for d in ("a2b", "b2a"))
+               for r in runs)
+    return f"{pct(med(r['series']['wanem_cpu'] for r in runs))} / {ms(late)}"
 
 
 # ------------------------------------------------------------------ tables
@@ -50,10 +53,11 @@ def full_links_table(name, e):
            f"{p['seconds']:g} s (rates after {p['warm_s']:g} s, goodput / link rate); beside them a UDP probe "
            f"(50 packets/s, 200 bytes, direct: the link's queue), a 200-byte request every 100 ms through the "
            f"contender (`application/json`), and the `{p['page']}` page (cleartext, {p.get('concurrency', 6)} "
-           f"connections), each idle first, then loaded. Queue delay: wanem's trace, p99 over the loaded window. "
+           f"connections), each idle first, then loaded. Queue delay: the link model's (wanem's trace), p99 over the loaded window; wanem late: its "
+           f"departures after the model's time (the machine's load). "
            f"{e['reps']} rep(s), medians.", "",
            "| contender | down | up | probe RTT p50 / p99, idle -> loaded (ms) | request p99 idle -> loaded (ms) "
-           "| page loaded / idle | queue delay p99 down / up (ms) | wanem CPU |", "|---|---|---|---|---|---|---|---|"]
+           "| page loaded / idle | queue delay p99 down / up (ms) | wanem CPU / late p99 (ms) |", "|---|---|---|---|---|---|---|---|"]
     for key, runs in e["results"].items():
         def m(f):
             return med(f(r) for r in runs)
@@ -77,7 +81,7 @@ def bulk_table(name, e):
     out = [f"**{name}** ({link_text(e)}): {what} through the contender for {p['seconds']:g} s; goodput after "
            f"{p['warm_s']:g} s / link rate; queue delay p99 (wanem's trace) over the same window; "
            f"{e['reps']} rep(s), medians.", "",
-           "| contender | " + " | ".join(p["directions"]) + " | queue delay p99 down / up (ms) | wanem CPU |",
+           "| contender | " + " | ".join(p["directions"]) + " | queue delay p99 down / up (ms) | wanem CPU / late p99 (ms) |",
            "|---|" + "---|" * len(p["directions"]) + "---|---|"]
     for key, runs in e["results"].items():
         cells = [pct(med(r.get(f"{d}_bps") for r in runs) and med(r.get(f"{d}_bps") for r in runs) /

@@ -2,9 +2,11 @@
 
 The link is FIFO per direction (drop-tail, no jitter or reordering in the
 lab's scenarios), so the n-th `deq` of a direction is its n-th waiting `enq`
-(a `drop_le` removes the newest waiting packet of its kind). `deq` is logged
-at departure, after the one-way delay: a packet's queue delay is
-deq - enq - delay - its serialisation; its wire time deq - delay.
+(a `drop_le` removes the newest waiting packet of its kind). The queue delay
+is the link model's (link.h), rebuilt from the arrivals: a packet starts on
+the wire at max(its enq, the previous packet's finish), so wanem waking late
+on a busy machine does not show as queue; that lateness (deq - delay - the
+model's finish; `deq` is logged at departure) is reported beside it.
 """
 import collections
 
@@ -13,12 +15,15 @@ BIN_S = 0.1
 
 def analyse(path, links, offset_s, win=None):
     """{"bin_s", "a2b"/"b2a": {"t0_s", "mbps": [...], "qdelay_ms": [...] (mean per bin),
-    "qmax_ms": [...]}, "qdelay_ms": {dir: {p50_ms, p99_ms, max_ms}} over win}.
+    "qmax_ms": [...]}, "qdelay_ms": {dir: {p50_ms, p99_ms, max_ms}} over win,
+    "wanem_late_ms": {dir: {p50_ms, p99_ms}} (departures after the model's time)}.
     links: {dir: netlab.Link}; offset_s: added to trace times (the caller's origin);
     win: (from_s, to_s) in the caller's times, for the quantiles."""
     waiting = {d: collections.deque() for d in links}
     bins = {d: {} for d in links}  # bin -> [bytes, delay sum, count, max]
     in_win = {d: [] for d in links}
+    late = {d: [] for d in links}
+    finish = {d: float("-inf") for d in links}
     with open(path) as f:
         for line in f:
             if line.startswith("#"):
@@ -41,8 +46,10 @@ def analyse(path, links, offset_s, win=None):
                 link = links[d]
                 size = int(parts[3])
                 ser = size * 8 / link.rate_bps if link.rate_bps else 0.0
-                on_wire = t - link.delay_ms / 1e3
-                delay = max(0.0, on_wire - ser - t_enq)
+                start = max(t_enq, finish[d])
+                finish[d] = start + ser
+                on_wire, delay = start, start - t_enq
+                late[d].append(t - link.delay_ms / 1e3 - finish[d])
                 b = bins[d].setdefault(int(on_wire // BIN_S), [0, 0.0, 0, 0.0])
                 b[0] += size
                 b[1] += delay
@@ -65,6 +72,8 @@ def analyse(path, links, offset_s, win=None):
                       "qmax_ms": [round(1e3 * bins[d].get(k, empty)[3], 2) for k in span]}
         xs = sorted(in_win[d])
         out["qdelay_ms"][d] = {"p50_ms": _q(xs, 0.5), "p99_ms": _q(xs, 0.99), "max_ms": _q(xs, 1.0)}
+        ls = sorted(late[d])
+        out.setdefault("wanem_late_ms", {})[d] = {"p50_ms": _q(ls, 0.5), "p99_ms": _q(ls, 0.99)}
     return out
 
 

@@ -11,13 +11,12 @@ as a browser's server would make it. HTTP/1.0 closes after the response;
 HTTP/1.1 keeps the connection for the next request (the burst-after-idle
 workload). POST /sink/<id> (HTTP/1.0, a Content-Length as large as the
 upload may ever be) takes an upload until the client closes: the receiver's
-time-sequence, [[wall-clock s, bytes], ...] every 64 KiB, goes to
-DIR/<id>.json (the lab's bulk uploads, counted where they arrive, not in the
+time-sequence, "wall-clock-s bytes" lines every 64 KiB, goes to
+DIR/<id>.txt as it arrives (the lab's bulk uploads, counted where they arrive, not in the
 sender's socket buffer). The congestion control is set on the listening socket, so every
 accepted connection sends with it. Prints "ready" once every port listens.
 """
 import asyncio
-import json
 import os
 import socket
 import sys
@@ -69,24 +68,23 @@ async def serve_one(reader, writer):
 
 
 async def sink(reader, name):
-    """Counts an upload's bytes as they arrive until EOF; the samples to SINK_DIR/<name>.json."""
-    samples, got, nxt = [[time.time(), 0]], 0, 65536
-    try:
-        while True:
-            chunk = await reader.read(1 << 20)
-            if not chunk:
-                break
-            got += len(chunk)
-            if got >= nxt:
-                samples.append([time.time(), got])
-                nxt = got + 65536
-    except ConnectionError:
-        pass
-    samples.append([time.time(), got])
-    tmp = os.path.join(SINK_DIR, f".{name}.json")
-    with open(tmp, "w") as f:
-        json.dump(samples, f)
-    os.replace(tmp, os.path.join(SINK_DIR, f"{name}.json"))
+    """Counts an upload's bytes as they arrive until EOF, appending "wall-clock s
+    bytes" lines to SINK_DIR/<name>.txt every 64 KiB (readable while it runs)."""
+    got, nxt = 0, 65536
+    with open(os.path.join(SINK_DIR, f"{name}.txt"), "a", buffering=1) as f:
+        f.write(f"{time.time():.6f} 0\n")
+        try:
+            while True:
+                chunk = await reader.read(1 << 20)
+                if not chunk:
+                    break
+                got += len(chunk)
+                if got >= nxt:
+                    f.write(f"{time.time():.6f} {got}\n")
+                    nxt = got + 65536
+        except ConnectionError:
+            pass
+        f.write(f"{time.time():.6f} {got}\n")
 
 
 class Echo(asyncio.DatagramProtocol):
