@@ -235,7 +235,8 @@ status_socket: {t}/{self.key}-hub.sock
                                capture_output=True, text=True)
             if r.returncode != 0:
                 why = (r.stderr.strip() or r.stdout.strip()).splitlines()
-                return f"the {role} refuses its config: {why[-1] if why else f'exit {r.returncode}'}"
+                why = why[-1].replace(lab.tmp + "/", "") if why else f"exit {r.returncode}"
+                return f"the {role} refuses its config: {why}"
         return None
 
     def set_link(self, lab, up_bps, down_bps):

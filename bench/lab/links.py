@@ -62,6 +62,21 @@ class Traced:
         return s
 
 
+def quiet(lab, timeout=10.0):
+    """Waits until the link carries (almost) nothing: what a previous run left
+    sending (a gateway draining, a retransmission) must not load the next one."""
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        s = lab.link_stats()
+        n = s["a2b"]["in_packets"] + s["b2a"]["in_packets"]
+        if last is not None and n - last <= 5:
+            return
+        last = n
+        time.sleep(0.3)
+    log("    (the link was still busy after the previous run)")
+
+
 def cpu_seconds(pid):
     """utime + stime of a process, seconds."""
     try:
@@ -126,7 +141,8 @@ def bulk_job(c, directions, seconds, tag):
     if "down" in directions:
         flows.append({"target": c.target(), "src": client_ip(2), "bytes": 10 ** 12, "stop_s": seconds})
     if "up" in directions:
-        flows.append({"target": c.target(), "src": client_ip(3), "bytes": 0, "upload": tag, "stop_s": seconds})
+        flows.append({"target": c.target(), "src": client_ip(3), "bytes": 0, "upload": tag, "stop_s": seconds,
+                      "cc": c.cc})  # direct BBR uploads with BBR (the client sends)
     return {"kind": "flows", "sample_bytes": 65536, "flows": flows}
 
 
@@ -163,6 +179,7 @@ def full_links(lab, contenders, up, down, seed, reps, p):
     for rep in range(reps):
         for c in rotated(contenders, rep):
             cold(lab, c)
+            quiet(lab)
             tag = f"fl-{c.key}-{rep}-{int(time.time())}"
             with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
                 res = _full_links_run(lab, c, page, tag, p)
@@ -221,6 +238,7 @@ def bulk(lab, contenders, up, down, seed, reps, p):
     for rep in range(reps):
         for c in rotated(contenders, rep):
             cold(lab, c)
+            quiet(lab)
             tag = f"bk-{c.key}-{rep}-{int(time.time())}"
             with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
                 t_load = time.time()
@@ -248,6 +266,7 @@ def compete(lab, contenders, cubic, up, down, seed, reps, p):
         for n in p["counts"]:
             for c in rotated(contenders, rep):
                 cold(lab, c)
+                quiet(lab)
                 flows = [{"target": c.target(), "src": client_ip(2), "bytes": 10 ** 12, "stop_s": p["seconds"]}]
                 flows += [{"target": cubic.target(1 + i), "src": client_ip(5 + i), "bytes": 10 ** 12,
                            "start_s": 0.1 * (i + 1), "stop_s": p["seconds"]} for i in range(n)]

@@ -16,7 +16,9 @@ connection, HTTP/1.0, unless said otherwise):
               "idle": true (connect, send nothing, close at stop_s: an idle member)}
       Result per flow: start, end, bytes, and a time-sequence (t, bytes) every
       sample_bytes (receiver side). With "upload": "ID" the flow sends instead
-      (POST /sink/ID, until stop_s): webserve counts it where it arrives.
+      (POST /sink/ID, until stop_s, then a reset: nothing left in the socket
+      buffer goes on afterwards; "cc": its congestion control): webserve
+      counts it where it arrives.
   {"kind": "bursts", "target": [ip, port], "src": ip, "bytes": N, "at_s": [0, 5]}
       One HTTP/1.1 connection, one request per entry of at_s: each burst's
       duration, from request to last byte (TCP fast start's bursty connection).
@@ -61,9 +63,9 @@ def now():
     return time.monotonic() - T0
 
 
-async def connect(target, src):
+async def connect(target, src, cc=None):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, CC)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode() if cc else CC)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if src:
         s.bind((src, 0))
@@ -165,7 +167,7 @@ async def upload(flow):
     r = {"start": now(), "bytes": 0, "samples": []}
     writer = None
     try:
-        _, writer = await connect(flow["target"], flow.get("src"))
+        _, writer = await connect(flow["target"], flow.get("src"), flow.get("cc"))
         writer.write(f"POST /sink/{flow['upload']} HTTP/1.0\r\nHost: lab\r\n"
                      f"Content-Length: {10 ** 12}\r\n\r\n".encode())
         chunk = b"u" * 65536
@@ -180,7 +182,10 @@ async def upload(flow):
         r["error"] = f"{type(e).__name__}: {e}"
     finally:
         if writer:
-            writer.transport.abort() if writer.transport.get_write_buffer_size() else writer.close()
+            # A reset: what still waits in the socket's buffer must not go on
+            # loading the link after the flow's end (the next run's idle phase).
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
     r["end"] = now()
     return r
 
