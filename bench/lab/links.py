@@ -6,7 +6,7 @@
               sees), a small request/response flow through the contender (an
               HTTP exchange every 100 ms) and a page load whose class outranks
               the bulk (cleartext, content types); each measured idle first,
-              then under the load.
+              then under the load (the page: a repeat visit both times).
   bulk        bulk transfers alone (one download; or a download and an upload
               at once): the share of the link they fill after warm_s.
   compete     the contender's download sharing the bottleneck with n direct
@@ -214,6 +214,10 @@ def _full_links_run(lab, c, page, tag, p):
         time.sleep(p["idle_s"])
         idle = (t_start + 0.5, time.time())
         pg = {"target": c.target(), "src": client_ip(4), "concurrency": p.get("concurrency", 6), "objects": page}
+        # Idle and loaded both repeat visits: a first one (a fresh ensemble,
+        # an empty cache) would make the loaded page look faster than idle.
+        webload({"kind": "pages", "pages": [pg]})
+        time.sleep(0.3)
         page_idle = webload({"kind": "pages", "pages": [pg]})["pages"][0]
         time.sleep(0.5)
         t_load = time.time()
