@@ -283,7 +283,7 @@ def compete(lab, contenders, cubic, up, down, seed, reps, p):
                 quiet(lab)
                 flows = [{"target": c.target(), "src": client_ip(2), "bytes": 10 ** 12, "stop_s": p["seconds"]}]
                 flows += [{"target": cubic.target(1 + i), "src": client_ip(5 + i), "bytes": 10 ** 12,
-                           "start_s": 0.02 * (i + 1), "stop_s": p["seconds"]} for i in range(n)]
+                           "stop_s": p["seconds"]} for i in range(n)]  # all at once: no first mover
                 tag = f"cp-{c.key}-{n}-{rep}-{int(time.time())}"
                 with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
                     t_load = time.time()
