@@ -32,6 +32,10 @@
 //    one RTT), or from the initial window (RFC 5681 4.1) when the idle time
 //    exceeds resume.max_idle or the domain is the uncoupled baseline's.
 //    Shorter idle periods are removed from CUBIC's clock.
+//  - Pacing (EnsembleConfig::pacing.enabled, a law's own rate, or
+//    max_rate_bps): every ack-eliciting packet but a tail probe and a join's
+//    allowance leaves at pacing_rate_bytes_per_s(), within a small burst
+//    allowance (congestion/rate_pacer.h).
 //
 // What the domain does not know (members, joins, the scheduler) it tells a
 // DomainListener. Sans-IO: every call takes `now`.
@@ -54,6 +58,7 @@
 #include "congestion/packet.h"
 #include "congestion/path_state.h"
 #include "congestion/prr.h"
+#include "congestion/rate_pacer.h"
 #include "congestion/recent_max_rtt.h"
 #include "congestion/rtt_estimator.h"
 #include "congestion/sent_packets.h"
@@ -170,6 +175,11 @@ class CongestionDomain {
   void forget_undo();
 
   PathObservation observe(Instant now) const;
+  // The rate packets are paced at: the law's if it gives one, else (with
+  // pacing.enabled) cwnd/srtt x 2 in slow start and x 1.25 after (Linux
+  // tcp_pacing_ss_ratio and ca_ratio, quiche); at most max_rate_bps.
+  // 0: not paced.
+  double pacing_rate_bytes_per_s() const;
 
   const WindowLaw& law() const { return *law_; }
   WindowLaw& law() { return *law_; }
@@ -233,6 +243,7 @@ class CongestionDomain {
   RecentMaxRtt recent_max_rtt_;  // random_loss: veno
   SentPackets sent_;
   Pacer pacer_;  // paces the unvalidated part of a careful resume
+  RatePacer rate_pacer_;  // paces every packet (pacing.enabled, max_rate_bps)
   std::uint32_t initial_window_packets_;
   ByteCount initial_window_bytes_;  // also the restart window after idle
   std::optional<PacketNumber> recovery_point_;  // RFC 6582 "recover"
