@@ -136,6 +136,17 @@ struct SendGate {
   }
 };
 
+// Undoing a decrease that reordering caused (Linux's undo on DSACK, RFC
+// 9002's "spurious" losses): the window before the latest loss round and
+// the packets that round declared lost.
+struct SpuriousLossUndo {
+  static constexpr std::size_t kMaxTracked = 64;  // larger rounds are not undone
+  ByteCount cwnd_before = 0;
+  ByteCount ssthresh_before = 0;
+  RingDeque<PacketNumber> lost;  // declared lost in the round, not acked yet
+  bool overflowed = false;
+};
+
 class CongestionDomain {
  public:
   // `config` is read at use time (the owner may change max_datagram_bytes);
@@ -194,17 +205,6 @@ class CongestionDomain {
   const DomainCounters& counters() const { return counters_; }
 
  private:
-  // Undoing a decrease that reordering caused (Linux's undo on DSACK, RFC
-  // 9002's "spurious" losses): the window before the latest loss round and
-  // the packets that round declared lost.
-  struct SpuriousLossUndo {
-    static constexpr std::size_t kMaxTracked = 64;  // larger rounds are not undone
-    ByteCount cwnd_before = 0;
-    ByteCount ssthresh_before = 0;
-    RingDeque<PacketNumber> lost;  // declared lost in the round, not acked yet
-    bool overflowed = false;
-  };
-
   ByteCount mss() const { return config_.max_datagram_bytes; }
   WindowLawParams law_params() const;
   bool cwnd_limited(ByteCount prior_flight) const;
