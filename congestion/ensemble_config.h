@@ -44,6 +44,12 @@ enum class JoinMode {
 };
 
 struct PacingConfig {
+  // Pace every ack-eliciting packet of a domain at cwnd/srtt x 2 in slow
+  // start and x 1.25 after (congestion/rate_pacer.h). Off (the default, see
+  // docs/architecture.md for the papers' figures it moves): only careful
+  // resume and paced joins are paced (below). Either way a law that gives
+  // its own rate is paced at it, and max_rate_bps caps the rate.
+  bool enabled = false;
   std::uint32_t max_burst_packets = 2;  // EFCM: at most 2 segments back to back
   double alpha_min = 1.0;               // spacing alpha*SRTT/CWND, alpha grows
   double alpha_max = 2.0;               //   from 1 to 2 as SRTT grows
@@ -79,6 +85,8 @@ struct EnsembleConfig {
   ByteCount max_datagram_bytes = 1200;        // window arithmetic unit ("MSS")
   std::uint32_t initial_window_packets = 10;  // RFC 6928
   std::uint32_t min_window_packets = 2;
+  // Configured WAN rate for what this side sends (bits/s of whole datagrams); 0 = none.
+  std::uint64_t max_rate_bps = 0;
   Duration initial_rtt = ms(333);  // RFC 9002 6.2.2, before any sample
   Duration min_rto = ms(200);      // Linux's floor; RFC 6298 says 1 s
   Duration max_rto = ms(60'000);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "common/units.h"
 
@@ -77,6 +78,9 @@ class WindowLaw {
   // segment, CUBIC's curve in segments) uses the new params. cwnd and
   // ssthresh stay as they are: initial_cwnd_bytes was only the start.
   virtual void set_params(const WindowLawParams& params) = 0;
+  // The rate this law wants packets paced at, in bytes per second of whole
+  // datagrams; nullopt: the domain derives one from cwnd and srtt.
+  virtual std::optional<double> pacing_rate_bytes_per_s() const { return std::nullopt; }
 };
 
 std::unique_ptr<WindowLaw> make_window_law(WindowLawKind kind, const WindowLawParams& params);
