@@ -619,6 +619,12 @@ void Connection::Impl::update_backlog(Stream& s, Instant now) {
   const bool backlogged = !s.open_blocked && (s.send.has_retransmission() ||
                                               s.send.has_new_data(kIgnoreConnectionCredit));
   if (backlogged == s.backlogged) return;
+  // Data waiting for the peer's MAX_STREAM_DATA (QUIC's STREAM_DATA_BLOCKED):
+  // the receive window, not the path, holds this stream back.
+  if (!backlogged && !s.open_blocked && s.send.write_end() > s.send.sent_end() &&
+      s.send.peer_credit() <= s.send.sent_end()) {
+    ++stats.stream_credit_blocked;
+  }
   s.backlogged = backlogged;
   if (backlogged) {
     ++backlogged_count;

@@ -183,6 +183,8 @@ struct ConnectionStats {
   // Packets of flow-control credit (with the ACK and control frames) sent
   // past the window and the pacer.
   std::uint64_t credit_packets_past_window = 0;
+  // Times a stream with data to send ran out of the peer's stream credit.
+  std::uint64_t stream_credit_blocked = 0;
   std::uint64_t stream_bytes_retransmitted = 0;
   // Memory in use now, over all streams: reassembly holes (16 bytes each,
   // capped at kMaxConnectionRecvIntervals) and send buffers (capped at
