@@ -543,7 +543,13 @@ Stream& Connection::Impl::create_stream(StreamId id, bool local, Instant now) {
     maybe_raise_max_streams();
   }
   // Tell the peer our real window if it is larger than the one it assumes.
-  if (s.recv.max_stream_data() > kInitialStreamCreditBytes) mark_credit(s);
+  // Not urgent (see credit_pending): the peer has the initial credit for the
+  // first round trip, and a new stream's announcement past a full window
+  // would add a packet to the queue exactly when a stream joins.
+  if (s.recv.max_stream_data() > kInitialStreamCreditBytes) {
+    s.credit_pending = true;
+    mark_control(s);
+  }
   ensemble->add_member(id, s.content_class, now);
   count_busy_period();
   return s;
@@ -634,8 +640,8 @@ void Connection::Impl::update_backlog(Stream& s, Instant now) {
   if (ensemble) ensemble->set_backlogged(s.id, backlogged, now);
 }
 
-// Credit the peer may be waiting for: it goes past the window and the
-// pacer (poll_transmit).
+// Credit the peer may be waiting for (it read half a window, or a loss took
+// the update): it goes past the window and the pacer (poll_transmit).
 bool Connection::Impl::credit_pending() const {
   return max_data_pending || max_streams_pending || stream_credit_urgent;
 }

@@ -51,7 +51,8 @@ void deliver(Connection& to, Sent& sent, Instant now) {
 TEST(CreditPastWindow, CreditGoesOutWhileTheWindowIsFullOfData) {
   ConnectionConfig branch_config;
   branch_config.is_client = true;
-  branch_config.stream_receive_window_bytes = 256 * 1024;
+  // The initial credit: no announcement, so what the read frees is the update.
+  branch_config.stream_receive_window_bytes = kInitialStreamCreditBytes;
   ConnectionConfig hub_config = branch_config;
   hub_config.is_client = false;
   Instant now = instant_at(ms(1));
