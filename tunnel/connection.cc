@@ -598,9 +598,12 @@ void Connection::Impl::check_stream_done(StreamId id, Instant now) {
 void Connection::Impl::after_read(Stream& s, std::size_t bytes, Instant now) {
   sync_accounting(s);  // reading only shrinks the totals: cannot close
   recv_credit.on_consumed(bytes);
-  const Duration rtt = autotune_rtt();
-  if (s.recv.take_credit_update(now, rtt)) mark_credit(s);
-  if (recv_credit.take_update(now, rtt)) max_data_pending = true;
+  // The RTT only when an update is due: stats() walks the members (coupling
+  // none), which must not happen per read.
+  std::optional<Duration> rtt;
+  const auto autotune = [&] { return rtt ? *rtt : *(rtt = autotune_rtt()); };
+  if (s.recv.credit_update_due() && s.recv.take_credit_update(now, autotune())) mark_credit(s);
+  if (recv_credit.update_due() && recv_credit.take_update(now, autotune())) max_data_pending = true;
 }
 
 // The RTT that receive windows auto-tune against: the ensemble's smoothed

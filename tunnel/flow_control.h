@@ -94,14 +94,18 @@ class RecvCredit {
   // deadlock. With everything read at once the two rules agree. `now` and
   // `rtt` drive the auto-tuning (rtt 0: the window stays as it is).
   std::optional<std::uint64_t> take_update(Instant now = Instant{}, Duration rtt = Duration{0}) {
-    const ByteCount window = tuner_.window();
-    if (consumed_ + window <= maximum_) return std::nullopt;
-    const std::uint64_t grant = consumed_ + window - maximum_;
-    const std::uint64_t remaining = maximum_ > received_ ? maximum_ - received_ : 0;
-    if (grant < window / 2 && grant < remaining) return std::nullopt;
+    if (!update_due()) return std::nullopt;
     tuner_.on_update(now, rtt);
     maximum_ = consumed_ + tuner_.window();
     return maximum_;
+  }
+  // take_update would give a new MAX_DATA (the caller then finds the RTT).
+  bool update_due() const {
+    const ByteCount window = tuner_.window();
+    if (consumed_ + window <= maximum_) return false;
+    const std::uint64_t grant = consumed_ + window - maximum_;
+    const std::uint64_t remaining = maximum_ > received_ ? maximum_ - received_ : 0;
+    return grant >= window / 2 || grant >= remaining;
   }
   ByteCount window() const { return tuner_.window(); }
   std::uint64_t maximum() const { return maximum_; }

@@ -54,6 +54,8 @@ class RecvStream {
   // A new MAX_STREAM_DATA value when one is due, else nullopt; `now` and the
   // connection's smoothed `rtt` drive the auto-tuning (rtt 0: no growth).
   std::optional<std::uint64_t> take_credit_update(Instant now = Instant{}, Duration rtt = Duration{0});
+  // take_credit_update would give one (the caller then finds the RTT).
+  bool credit_update_due() const;
   ByteCount window() const { return tuner_.window(); }
   std::uint64_t max_stream_data() const { return max_stream_data_; }
   std::uint64_t read_offset() const { return read_offset_; }
