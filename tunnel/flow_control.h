@@ -35,24 +35,27 @@ inline constexpr std::uint64_t kInitialConnectionCreditBytes = 256 * 1024;
 class WindowTuner {
  public:
   WindowTuner(ByteCount window_bytes, ByteCount max_window_bytes)
-      : window_(window_bytes), max_window_(std::max(window_bytes, max_window_bytes)) {}
+      : window_(clamp32(window_bytes)), max_window_(clamp32(std::max(window_bytes, max_window_bytes))) {}
   // An update is due now; rtt is the connection's smoothed RTT (0: none yet,
   // no growth).
   void on_update(Instant now, Duration rtt) {
-    if (updated_ && now - last_update_ < 2 * rtt) {
-      window_ = std::min(max_window_, 2 * window_);
+    if (last_update_ != Instant{} && now - last_update_ < 2 * rtt) {
+      window_ = std::min<std::uint64_t>(max_window_, std::uint64_t{2} * window_);
     }
-    updated_ = true;
     last_update_ = now;
   }
   ByteCount window() const { return window_; }
   ByteCount max_window() const { return max_window_; }
 
  private:
-  ByteCount window_;
-  ByteCount max_window_;
-  bool updated_ = false;  // last_update_ is set (not std::optional: gcc 12 warns)
-  Instant last_update_{};
+  // 32-bit sizes (windows stay below 4 GiB): one per stream, and the
+  // per-stream state is kept within a kilobyte (tests/alloc).
+  static std::uint32_t clamp32(ByteCount bytes) {
+    return static_cast<std::uint32_t>(std::min<ByteCount>(bytes, 0xffff'ffffu));
+  }
+  std::uint32_t window_;
+  std::uint32_t max_window_;
+  Instant last_update_{};  // Instant{}: no update yet
 };
 
 // What the peer lets us send on the whole connection: the sum over streams

@@ -98,8 +98,10 @@ class SendStream {
  private:
   std::uint64_t new_data_end(std::uint64_t new_bytes_allowed) const;
 
-  ByteCount capacity_bytes_;
-  ByteCount max_capacity_bytes_;
+  // 32-bit (buffers stay below 4 GiB): the per-stream state is kept within
+  // a kilobyte (tests/alloc).
+  std::uint32_t capacity_bytes_;
+  std::uint32_t max_capacity_bytes_;
   ByteRing buffer_;                 // bytes [acked_prefix_, write_end_)
   std::uint64_t acked_prefix_ = 0;  // everything below is acknowledged and freed
   std::uint64_t next_offset_ = 0;   // first byte never sent
