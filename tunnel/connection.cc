@@ -608,9 +608,13 @@ void Connection::Impl::after_read(Stream& s, std::size_t bytes, Instant now) {
 
 // The RTT that receive windows auto-tune against: the ensemble's smoothed
 // RTT (its RTT samples come from our own ack-eliciting packets, the credit
-// updates among them); without an ensemble, none (no growth).
+// updates among them); without an ensemble or before the first sample (a
+// min RTT of 0: srtt is then the 333 ms guess, under which a burst of reads
+// on a fast path would double the window for nothing), none: no growth.
 Duration Connection::Impl::autotune_rtt() const {
-  return ensemble ? ensemble->stats().srtt : Duration{0};
+  if (!ensemble) return Duration{0};
+  const congestion::EnsembleStats s = ensemble->stats();
+  return s.min_rtt > Duration{0} ? s.srtt : Duration{0};
 }
 
 void Connection::Impl::mark_control(Stream& s) { control_streams.insert(s.id); }
