@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "config/bit_rate.h"
 #include "tunnel/crypto/wg_key.h"
 
 namespace egw::config {
@@ -54,6 +55,7 @@ class Loader {
     }
     else if (root["interception"]) r_.fail(root["interception"], "interception", "only a branch intercepts");
     ensemble(root["ensemble"], c.endpoint.connection.ensemble);
+    if (root["ensemble"]) max_rate(root["ensemble"]["max_rate"], c.endpoint.connection);
     c.reloadable.scheduler = scheduler(root["scheduler"]);
     c.endpoint.connection.ensemble.scheduler = c.reloadable.scheduler;
     c.reloadable.classify = parse_classify(r_, root["classify"]);
@@ -217,7 +219,7 @@ class Loader {
     if (!n) return;
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
-                        "slow_start", "recovery", "random_loss", "tail_probes", "pacing"});
+                        "slow_start", "recovery", "random_loss", "tail_probes", "pacing", "max_rate"});
     const std::string key = r_.string_or(n, "key", s + ".key", "peer");
     if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
     const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
@@ -251,6 +253,26 @@ class Loader {
     else r_.fail(n["random_loss"], s + ".random_loss", "expected veno or congestion");
     e.tail_probes = static_cast<std::uint32_t>(r_.integer_or(n, "tail_probes", s + ".tail_probes", 2, 0, 8));
     e.pacing.enabled = r_.boolean_or(n, "pacing", s + ".pacing", congestion::PacingConfig{}.enabled);
+  }
+
+  // ensemble.max_rate: {up, down}, each optional: what this side's WAN
+  // carries each way (bits/s). `up` caps what we send; `down` goes to the
+  // peer in the handshake and caps what it sends us.
+  void max_rate(const YAML::Node& n, tunnel::ConnectionConfig& c) {
+    if (!n) return;
+    const std::string s = "ensemble.max_rate";
+    r_.only_keys(n, s, {"up", "down"});
+    c.ensemble.max_rate_bps = bit_rate(n, "up", s + ".up");
+    c.max_receive_rate_bps = bit_rate(n, "down", s + ".down");
+  }
+
+  std::uint64_t bit_rate(const YAML::Node& map, const std::string& key, const std::string& name) {
+    const YAML::Node n = map[key];
+    if (!n) return 0;
+    if (!n.IsScalar()) r_.fail(n, name, "expected a rate in bits/s such as 950k, 19Mbit or 1.5G");
+    auto rate = parse_bit_rate(n.Scalar());
+    if (auto* err = std::get_if<std::string>(&rate)) r_.fail(n, name, *err);
+    return std::get<std::uint64_t>(rate);
   }
 
   congestion::SchedulerConfig scheduler(const YAML::Node& n) {
@@ -299,7 +321,7 @@ class Loader {
     Limits l;
     if (!n) return l;
     const std::string s = "limits";
-    r_.only_keys(n, s, {"connections_per_peer", "stream_buffer_bytes", "memory_bytes", "connect_timeout_ms",
+    r_.only_keys(n, s, {"connections_per_peer", "stream_buffer_bytes", "stream_buffer_max_bytes", "memory_bytes", "connect_timeout_ms",
                         "drain_timeout_ms", "connections_per_client", "memory_per_client_bytes", "idle_timeout_ms",
                         "half_closed_timeout_ms", "keepalive_idle_ms", "keepalive_interval_ms",
                         "keepalive_probes"});
@@ -308,6 +330,10 @@ class Loader {
     l.stream_buffer_bytes = static_cast<std::uint64_t>(r_.integer_or(
         n, "stream_buffer_bytes", s + ".stream_buffer_bytes", static_cast<std::int64_t>(l.stream_buffer_bytes),
         16 * 1024, 64 << 20));
+    l.stream_buffer_max_bytes = static_cast<std::uint64_t>(r_.integer_or(
+        n, "stream_buffer_max_bytes", s + ".stream_buffer_max_bytes",
+        static_cast<std::int64_t>(std::max(l.stream_buffer_max_bytes, l.stream_buffer_bytes)),
+        static_cast<std::int64_t>(l.stream_buffer_bytes), std::int64_t{1} << 30));
     l.memory_bytes = static_cast<std::uint64_t>(r_.integer_or(n, "memory_bytes", s + ".memory_bytes",
                                                               static_cast<std::int64_t>(l.memory_bytes), 1 << 20,
                                                               std::int64_t{1} << 40));
@@ -345,11 +371,23 @@ class Loader {
 }  // namespace
 
 void apply_limits(const Limits& l, tunnel::ConnectionConfig& c) {
+  // Connection-wide windows: enough for many busy streams, bounded by memory
+  // (64 MiB per RTT: 5 Gbit/s at 100 ms), so fixed at their bound: the
+  // admission limits (windows_held, limit_memory) count against it from the
+  // start, and what is held is what streams hold.
+  const std::uint64_t connection_max = std::min<std::uint64_t>(l.memory_bytes / 4, std::uint64_t{64} << 20);
+  c.connection_receive_window_bytes = connection_max;
+  c.connection_send_buffer_bytes = connection_max;
+  // Per stream: start at stream_buffer_bytes, grow with the path up to
+  // stream_buffer_max_bytes, never beyond a quarter of a client's memory
+  // limit or of the connection's window (so one stream cannot take it all).
+  const std::uint64_t stream_max = std::max<std::uint64_t>(
+      l.stream_buffer_bytes,
+      std::min({l.stream_buffer_max_bytes, l.memory_per_client_bytes / 4, connection_max / 4}));
   c.stream_receive_window_bytes = l.stream_buffer_bytes;
+  c.stream_receive_window_max_bytes = stream_max;
   c.stream_send_buffer_bytes = l.stream_buffer_bytes;
-  // Connection-wide windows: enough for many busy streams, bounded by memory.
-  c.connection_receive_window_bytes = std::min<std::uint64_t>(l.memory_bytes / 4, std::uint64_t{64} << 20);
-  c.connection_send_buffer_bytes = c.connection_receive_window_bytes;
+  c.stream_send_buffer_max_bytes = stream_max;
   // Above the admission limit, so a peer beyond it gets a clean reset from
   // the gateway (counted, logged) instead of streams queued for MAX_STREAMS.
   c.max_incoming_streams = std::size_t{l.connections_per_peer} + 1024;
@@ -379,6 +417,7 @@ void ensemble_changes(const congestion::EnsembleConfig& a, const congestion::Ens
   if (a.random_loss != b.random_loss) out.push_back(s + "random_loss");
   if (a.tail_probes != b.tail_probes) out.push_back(s + "tail_probes");
   if (a.pacing.enabled != b.pacing.enabled) out.push_back(s + "pacing");
+  if (a.max_rate_bps != b.max_rate_bps) out.push_back(s + "max_rate.up");
 }
 
 void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector<std::string>& out) {
@@ -389,6 +428,10 @@ void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector
     out.push_back("max_datagram_bytes");
   }
   ensemble_changes(a.endpoint.connection.ensemble, b.endpoint.connection.ensemble, out);
+  // Told to the peer in the handshake: the next connection carries it.
+  if (a.endpoint.connection.max_receive_rate_bps != b.endpoint.connection.max_receive_rate_bps) {
+    out.push_back("ensemble.max_rate.down");
+  }
   if (a.cache.lifetime != b.cache.lifetime || a.cache.capacity != b.cache.capacity ||
       a.cache.aging != b.cache.aging || a.cache_file != b.cache_file) {
     out.push_back("temporal_cache");

@@ -55,6 +55,11 @@ struct Limits {
   // Relay buffering per direction of one connection beyond the kernel's
   // socket buffers (the tunnel stream's send buffer and receive window).
   std::uint64_t stream_buffer_bytes = 256 * 1024;
+  // What that buffering may auto-tune up to on a long fat path (receive
+  // window grown while the reader keeps up within two RTTs, send buffer
+  // following the peer's credit): 256 KiB per RTT is 21 Mbit/s at 100 ms.
+  // Also at most memory_per_client_bytes / 4 (apply_limits).
+  std::uint64_t stream_buffer_max_bytes = std::uint64_t{16} << 20;
   // All stream buffers of the gateway together; new connections are refused
   // (reset) while memory in use is above it.
   std::uint64_t memory_bytes = std::uint64_t{512} << 20;

@@ -217,7 +217,7 @@ bool Gateway::windows_held(const Peer& peer) const {
   if (!c) return false;
   const tunnel::ConnectionStats s = c->stats();
   const tunnel::ConnectionConfig& w = config_.endpoint.connection;
-  return s.recv_buffered_bytes >= w.connection_receive_window_bytes / 8 * 7 ||
+  return s.recv_buffered_bytes >= s.recv_window_bytes / 8 * 7 ||  // as auto-tuned, if it is
          s.send_buffered_bytes >= w.connection_send_buffer_bytes / 8 * 7;
 }
 

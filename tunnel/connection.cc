@@ -17,6 +17,7 @@ congestion::EnsembleConfig ensemble_config(const ConnectionConfig& config) {
   congestion::EnsembleConfig c = config.ensemble;
   c.max_datagram_bytes = config.max_datagram_bytes;
   c.max_ack_delay = ms(config.peer.max_ack_delay_ms);  // the PTO allows for the peer's delay
+  c.max_rate_bps = send_rate_limit_bps(config.ensemble.max_rate_bps, config.peer.max_receive_rate_bps);
   return c;
 }
 
@@ -31,8 +32,20 @@ ConnectionConfig effective_config(const ConnectionConfig& cfg) {
 }
 }  // namespace
 
+std::uint64_t send_rate_limit_bps(std::uint64_t own_up_bps, std::uint64_t peer_down_bps) {
+  if (own_up_bps == 0) return peer_down_bps;
+  if (peer_down_bps == 0) return own_up_bps;
+  return std::min(own_up_bps, peer_down_bps);
+}
+
 TransportParameters local_transport_parameters(const ConnectionConfig& config) {
   TransportParameters p;
+  // Version 2 only with a rate to tell or to hear (a configured max_rate):
+  // without one, exactly what older peers speak.
+  if (config.max_receive_rate_bps != 0 || config.ensemble.max_rate_bps != 0) {
+    p.version = TransportParameters::kVersion2;
+    p.max_receive_rate_bps = config.max_receive_rate_bps;
+  }
   // What the receiver enforces: at least the protocol's initial credits.
   p.initial_max_stream_data =
       std::max<std::uint64_t>(config.stream_receive_window_bytes, kInitialStreamCreditBytes);
@@ -60,7 +73,8 @@ Connection::Impl::Impl(const ConnectionConfig& cfg, std::unique_ptr<PacketProtec
       local_max_streams(cfg.max_incoming_streams),
       peer_max_streams(cfg.peer.initial_max_streams),
       send_credit(cfg.peer.initial_max_data),
-      recv_credit(cfg.connection_receive_window_bytes, kInitialConnectionCreditBytes),
+      recv_credit(cfg.connection_receive_window_bytes, kInitialConnectionCreditBytes,
+                  cfg.connection_receive_window_max_bytes),
       last_activity(now) {
   // A peer without a handshake assumes the initial credit until told otherwise.
   max_data_pending = recv_credit.maximum() > kInitialConnectionCreditBytes;
@@ -141,6 +155,8 @@ void Connection::Impl::apply_frame(const Frame& frame, Instant now) {
           } else if (Stream* s = find(f.stream_id)) {
             s->send.on_max_stream_data(f.maximum);
             update_backlog(*s, now);
+            // More credit may mean a larger send buffer (SendStream's capacity).
+            if (s->send.take_writable_signal()) events.push_back(StreamWritable{s->id});
           }
         } else if constexpr (std::is_same_v<F, StreamClassFrame>) {
           // The peer learned the class (e.g. from a response's first bytes):
@@ -527,6 +543,9 @@ Stream& Connection::Impl::create_stream(StreamId id, bool local, Instant now) {
     maybe_raise_max_streams();
   }
   // Tell the peer our real window if it is larger than the one it assumes.
+  // Not urgent (see credit_pending): the peer has the initial credit for the
+  // first round trip, and a new stream's announcement past a full window
+  // would add a packet to the queue exactly when a stream joins.
   if (s.recv.max_stream_data() > kInitialStreamCreditBytes) {
     s.credit_pending = true;
     mark_control(s);
@@ -576,17 +595,35 @@ void Connection::Impl::check_stream_done(StreamId id, Instant now) {
   events.push_back(StreamClosed{id});
 }
 
-void Connection::Impl::after_read(Stream& s, std::size_t bytes) {
+void Connection::Impl::after_read(Stream& s, std::size_t bytes, Instant now) {
   sync_accounting(s);  // reading only shrinks the totals: cannot close
   recv_credit.on_consumed(bytes);
-  if (s.recv.take_credit_update()) {
-    s.credit_pending = true;
-    mark_control(s);
-  }
-  if (recv_credit.take_update()) max_data_pending = true;
+  // The RTT only when an update is due: stats() walks the members (coupling
+  // none), which must not happen per read.
+  std::optional<Duration> rtt;
+  const auto autotune = [&] { return rtt ? *rtt : *(rtt = autotune_rtt()); };
+  if (s.recv.credit_update_due() && s.recv.take_credit_update(now, autotune())) mark_credit(s);
+  if (recv_credit.update_due() && recv_credit.take_update(now, autotune())) max_data_pending = true;
+}
+
+// The RTT that receive windows auto-tune against: the ensemble's smoothed
+// RTT (its RTT samples come from our own ack-eliciting packets, the credit
+// updates among them); without an ensemble or before the first sample (a
+// min RTT of 0: srtt is then the 333 ms guess, under which a burst of reads
+// on a fast path would double the window for nothing), none: no growth.
+Duration Connection::Impl::autotune_rtt() const {
+  if (!ensemble) return Duration{0};
+  const congestion::EnsembleStats s = ensemble->stats();
+  return s.min_rtt > Duration{0} ? s.srtt : Duration{0};
 }
 
 void Connection::Impl::mark_control(Stream& s) { control_streams.insert(s.id); }
+
+void Connection::Impl::mark_credit(Stream& s) {
+  s.credit_pending = true;
+  stream_credit_urgent = true;
+  mark_control(s);
+}
 
 void Connection::Impl::update_backlog(Stream& s, Instant now) {
   // The stream's own credit only: connection credit is checked once per
@@ -595,6 +632,12 @@ void Connection::Impl::update_backlog(Stream& s, Instant now) {
   const bool backlogged = !s.open_blocked && (s.send.has_retransmission() ||
                                               s.send.has_new_data(kIgnoreConnectionCredit));
   if (backlogged == s.backlogged) return;
+  // Data waiting for the peer's MAX_STREAM_DATA (QUIC's STREAM_DATA_BLOCKED):
+  // the receive window, not the path, holds this stream back.
+  if (!backlogged && !s.open_blocked && s.send.write_end() > s.send.sent_end() &&
+      s.send.peer_credit() <= s.send.sent_end()) {
+    ++stats.stream_credit_blocked;
+  }
   s.backlogged = backlogged;
   if (backlogged) {
     ++backlogged_count;
@@ -602,6 +645,12 @@ void Connection::Impl::update_backlog(Stream& s, Instant now) {
     --backlogged_count;
   }
   if (ensemble) ensemble->set_backlogged(s.id, backlogged, now);
+}
+
+// Credit the peer may be waiting for (it read half a window, or a loss took
+// the update): it goes past the window and the pacer (poll_transmit).
+bool Connection::Impl::credit_pending() const {
+  return max_data_pending || max_streams_pending || stream_credit_urgent;
 }
 
 bool Connection::Impl::control_pending() const {
@@ -773,7 +822,7 @@ std::size_t Connection::stream_read(StreamId id, std::span<std::byte> out, bool*
   if (!s) return 0;
   const std::size_t n = s->recv.read(out, fin);
   s->readable_notified = false;
-  impl_->after_read(*s, n);
+  impl_->after_read(*s, n, now);
   impl_->check_stream_done(id, now);
   return n;
 }
@@ -828,12 +877,15 @@ void Connection::close(std::uint64_t error_code, std::string reason, Instant) {
 
 bool Connection::is_closed() const { return impl_->closed; }
 
+std::uint64_t Connection::send_rate_limit_bps() const { return impl_->config.ensemble.max_rate_bps; }
+
 ConnectionStats Connection::stats() const {
   ConnectionStats s = impl_->stats;
   s.buffer_pool_bytes = impl_->buffer_pool.bytes_held();
   s.recv_reassembly_intervals = impl_->recv_intervals;
   s.send_buffered_bytes = impl_->send_buffered;
   s.recv_buffered_bytes = impl_->recv_credit.unconsumed();
+  s.recv_window_bytes = impl_->recv_credit.window();
   s.streams_open = impl_->streams.size();
   s.streams_blocked_by_limit = impl_->blocked_opens.size();
   s.pmtu_bytes = impl_->pmtu.current;

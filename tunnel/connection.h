@@ -84,10 +84,18 @@ struct ConnectionConfig {
   // Key under which this connection's ensemble state is cached (the peer).
   std::string cache_key = "peer";
   // Flow control: receive windows we advertise, and so our memory bound.
+  // Each starts at its size and auto-tunes (WindowTuner, flow_control.h) up
+  // to its *_max_bytes when the peer uses it within two RTTs; a max of 0 (or
+  // below the size) keeps the window fixed. The max is the memory bound.
   ByteCount stream_receive_window_bytes = 1 << 20;
+  ByteCount stream_receive_window_max_bytes = 0;
   ByteCount connection_receive_window_bytes = 16 << 20;
-  // How much a stream may buffer for sending before stream_write pushes back.
+  ByteCount connection_receive_window_max_bytes = 0;
+  // How much a stream may buffer for sending before stream_write pushes back;
+  // it grows with the peer's stream credit up to stream_send_buffer_max_bytes
+  // (0: fixed), so an auto-tuned peer window is not capped by our buffer.
   ByteCount stream_send_buffer_bytes = 1 << 20;
+  ByteCount stream_send_buffer_max_bytes = 0;
   // The same over all streams of the connection: stream_write accepts only
   // what fits in both budgets.
   ByteCount connection_send_buffer_bytes = 16 << 20;
@@ -122,7 +130,17 @@ struct ConnectionConfig {
   // packets above the base (a black hole) fall back to the base and search
   // again. poll_transmit's buffer must hold the ceiling for probes to go.
   ByteCount pmtu_probe_ceiling_bytes = 0;
+  // The rate at which this side wants to receive (ensemble.max_rate.down,
+  // bits/s of whole datagrams; 0: none), advertised in the transport
+  // parameters. What this side sends is capped by ensemble.max_rate_bps
+  // (its `up`) and the peer's advertised receive rate: the connection gives
+  // its ensemble send_rate_limit_bps() of the two.
+  std::uint64_t max_receive_rate_bps = 0;
 };
+
+// The rate this side may send at: min of its own configured rate and the
+// peer's advertised receive rate, either 0 meaning none.
+std::uint64_t send_rate_limit_bps(std::uint64_t own_up_bps, std::uint64_t peer_down_bps);
 
 // What this side advertises in the handshake: receive windows (as the
 // receiver enforces them), max_incoming_streams, max_receive_datagram_bytes,
@@ -162,6 +180,11 @@ struct ConnectionStats {
   std::uint64_t datagrams_oversized = 0;
   std::uint64_t datagrams_extra_ack = 0;
   std::uint64_t datagrams_sent = 0;
+  // Packets of flow-control credit (with the ACK and control frames) sent
+  // past the window and the pacer.
+  std::uint64_t credit_packets_past_window = 0;
+  // Times a stream with data to send ran out of the peer's stream credit.
+  std::uint64_t stream_credit_blocked = 0;
   std::uint64_t stream_bytes_retransmitted = 0;
   // Memory in use now, over all streams: reassembly holes (16 bytes each,
   // capped at kMaxConnectionRecvIntervals) and send buffers (capped at
@@ -170,6 +193,8 @@ struct ConnectionStats {
   std::uint64_t send_buffered_bytes = 0;
   // Received stream bytes not read yet (at most the connection receive window).
   std::uint64_t recv_buffered_bytes = 0;
+  // The connection's receive window as auto-tuned now (MAX_DATA's step).
+  std::uint64_t recv_window_bytes = 0;
   // Local streams waiting for the peer's MAX_STREAMS; packet numbers skipped.
   std::uint64_t streams_blocked_by_limit = 0;
   std::uint64_t packet_numbers_skipped = 0;
@@ -253,6 +278,9 @@ class Connection {
   void close(std::uint64_t error_code, std::string reason, Instant now);
   bool is_closed() const;
   ConnectionStats stats() const;
+  // The rate this side's ensemble may send at (bits/s; 0: none): its
+  // configured ensemble.max_rate_bps and the peer's advertised receive rate.
+  std::uint64_t send_rate_limit_bps() const;
 
  private:
   struct Impl;

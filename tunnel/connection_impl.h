@@ -82,8 +82,10 @@ struct Stream {
          BufferPool* pool)
       : id(stream_id),
         local(opened_locally),
-        send(config.stream_send_buffer_bytes, config.peer.initial_max_stream_data, pool),
-        recv(config.stream_receive_window_bytes, kInitialStreamCreditBytes, pool) {}
+        send(config.stream_send_buffer_bytes, config.peer.initial_max_stream_data, pool,
+             config.stream_send_buffer_max_bytes),
+        recv(config.stream_receive_window_bytes, kInitialStreamCreditBytes, pool,
+             config.stream_receive_window_max_bytes) {}
 
   StreamId id;
   bool local;
@@ -181,13 +183,17 @@ struct Connection::Impl {
                      std::uint64_t highest_received, std::uint64_t read_offset,
                      bool final_size_known);
   void check_stream_done(StreamId id, Instant now);
-  void after_read(Stream& s, std::size_t bytes);
+  void after_read(Stream& s, std::size_t bytes, Instant now);
+  Duration autotune_rtt() const;
   void close_with_error(std::uint64_t code, std::string reason);
   void ensure_ensemble(Instant now);
   void count_busy_period();
   void maybe_retire_ensemble(Instant now);
   bool control_pending() const;
+  bool credit_pending() const;
   void mark_control(Stream& s);
+  // A MAX_STREAM_DATA for `s` is due (marks it urgent, see credit_pending).
+  void mark_credit(Stream& s);
   // Tells the ensemble when what `s` could send changed (see invariants).
   void update_backlog(Stream& s, Instant now);
 
@@ -278,6 +284,9 @@ struct Connection::Impl {
   RingDeque<ResetStreamFrame> pending_resets;
   bool max_data_pending = false;
   bool ping_pending = false;
+  // A stream's MAX_STREAM_DATA is pending (set with its flag, cleared when
+  // every pending stream control frame went out).
+  bool stream_credit_urgent = false;
 
   // Stream limits (RFC 9000 section 4.6). Ours: the peer may use stream
   // indexes (id / 2) below local_max_streams; theirs: we may use indexes

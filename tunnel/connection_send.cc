@@ -7,6 +7,16 @@
 // stream data goes before new data; new data comes from the member the
 // ensemble's stride scheduler picks. ACK-only packets are neither congestion
 // controlled nor reported to the ensemble (RFC 9002 section 3).
+//
+// Acknowledgements and credit never wait behind data (issue 20 item 4): a
+// due ACK goes at once, alone if no data may go; and flow-control credit
+// (MAX_DATA, MAX_STREAM_DATA, MAX_STREAMS) goes past the window and the
+// pacer in a packet of its own with the ACK and the other pending control
+// frames: the peer's data is held until it arrives, so holding it behind our
+// own data (an upload filling our window) would throttle the peer's
+// transfer by our queue. Such a packet is ack-eliciting and reported to the
+// ensemble (its loss must be found), and goes only when credit changed
+// (half a window read, a stream or the connection), so it stays bounded.
 #include <algorithm>
 
 #include "congestion/rtt_estimator.h"
@@ -43,10 +53,16 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   // May an ack-eliciting packet go, and who pays for it?
   std::optional<StreamId> member;
   bool eliciting_allowed = false;
+  bool credit_only = false;  // past the window: ACK and control frames only
   if (ensemble) {
     member = pick_data_member(now);
     eliciting_allowed =
         member || (control_pending() && ensemble->can_send(kControlMember, now));
+    credit_only = !eliciting_allowed && credit_pending();
+  }
+  if (credit_only) {
+    eliciting_allowed = true;
+    ++stats.credit_packets_past_window;
   }
   if (!eliciting_allowed && !ack_due) {
     if (ensemble) {
@@ -151,6 +167,7 @@ void Connection::Impl::write_control_frames(WireWriter& w) {
     if (s->open_pending || s->class_pending || s->credit_pending) break;  // packet full
     control_streams.erase_at(i);
   }
+  if (control_streams.empty()) stream_credit_urgent = false;
   if (ping_pending && try_write(PingFrame{})) {
     ping_pending = false;
     history.add_control(SentPing{});
@@ -346,6 +363,7 @@ struct Connection::Impl::ControlLost {
     Stream* s = m.find(f.stream_id);
     if (s && s->recv.max_stream_data() == f.maximum && !s->recv.final_size()) {
       requeue(*s, s->credit_pending);
+      m.stream_credit_urgent = true;
     }
   }
   void operator()(const SentMaxData& f) const {

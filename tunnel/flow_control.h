@@ -23,6 +23,41 @@ namespace egw::tunnel {
 inline constexpr std::uint64_t kInitialStreamCreditBytes = 16 * 1024;
 inline constexpr std::uint64_t kInitialConnectionCreditBytes = 256 * 1024;
 
+// Receive-window auto-tuning (quiche's flowcontrol.rs, Linux's tcp_rmem
+// autotuning in spirit): a fixed window caps a stream at window / RTT
+// (256 KiB: 21 Mbit/s at 100 ms). Each time a credit update is due (half
+// the window was read since the last one), if the last one was less than
+// two RTTs ago, the reader kept up and the window, not the path or the
+// reader, was the limit: the window doubles, up to max_window. A slow
+// reader takes longer than two RTTs per half window and the window stays.
+// Growing to about 4x the path's BDP is where it stops (half a window per
+// 2 RTTs), so memory follows the path, bounded by max_window.
+class WindowTuner {
+ public:
+  WindowTuner(ByteCount window_bytes, ByteCount max_window_bytes)
+      : window_(clamp32(window_bytes)), max_window_(clamp32(std::max(window_bytes, max_window_bytes))) {}
+  // An update is due now; rtt is the connection's smoothed RTT (0: none yet,
+  // no growth).
+  void on_update(Instant now, Duration rtt) {
+    if (last_update_ != Instant{} && now - last_update_ < 2 * rtt) {
+      window_ = std::min<std::uint64_t>(max_window_, std::uint64_t{2} * window_);
+    }
+    last_update_ = now;
+  }
+  ByteCount window() const { return window_; }
+  ByteCount max_window() const { return max_window_; }
+
+ private:
+  // 32-bit sizes (windows stay below 4 GiB): one per stream, and the
+  // per-stream state is kept within a kilobyte (tests/alloc).
+  static std::uint32_t clamp32(ByteCount bytes) {
+    return static_cast<std::uint32_t>(std::min<ByteCount>(bytes, 0xffff'ffffu));
+  }
+  std::uint32_t window_;
+  std::uint32_t max_window_;
+  Instant last_update_{};  // Instant{}: no update yet
+};
+
 // What the peer lets us send on the whole connection: the sum over streams
 // of the highest offset sent never exceeds the peer's MAX_DATA.
 class SendCredit {
@@ -43,8 +78,10 @@ class SendCredit {
 // reset stream will never deliver).
 class RecvCredit {
  public:
-  RecvCredit(ByteCount window_bytes, std::uint64_t initial)
-      : window_bytes_(window_bytes), maximum_(std::max(window_bytes, initial)) {}
+  // The window starts at window_bytes and auto-tunes up to max_window_bytes
+  // (WindowTuner; no larger than window_bytes: fixed).
+  RecvCredit(ByteCount window_bytes, std::uint64_t initial, ByteCount max_window_bytes = 0)
+      : tuner_(window_bytes, max_window_bytes), maximum_(std::max(window_bytes, initial)) {}
 
   // False when the peer exceeded our credit (a flow-control violation).
   bool on_received(std::uint64_t new_bytes) {
@@ -57,23 +94,30 @@ class RecvCredit {
   // nobody reads (a client that stopped reading) hold part of the window:
   // with half of it held, the other streams could never receive the half
   // window of reads the first rule waits for, and the connection would
-  // deadlock. With everything read at once the two rules agree.
-  std::optional<std::uint64_t> take_update() {
-    const std::uint64_t target = consumed_ + window_bytes_;
-    if (target <= maximum_) return std::nullopt;
-    const std::uint64_t grant = target - maximum_;
-    const std::uint64_t remaining = maximum_ > received_ ? maximum_ - received_ : 0;
-    if (grant < window_bytes_ / 2 && grant < remaining) return std::nullopt;
-    maximum_ = target;
+  // deadlock. With everything read at once the two rules agree. `now` and
+  // `rtt` drive the auto-tuning (rtt 0: the window stays as it is).
+  std::optional<std::uint64_t> take_update(Instant now = Instant{}, Duration rtt = Duration{0}) {
+    if (!update_due()) return std::nullopt;
+    tuner_.on_update(now, rtt);
+    maximum_ = consumed_ + tuner_.window();
     return maximum_;
   }
+  // take_update would give a new MAX_DATA (the caller then finds the RTT).
+  bool update_due() const {
+    const ByteCount window = tuner_.window();
+    if (consumed_ + window <= maximum_) return false;
+    const std::uint64_t grant = consumed_ + window - maximum_;
+    const std::uint64_t remaining = maximum_ > received_ ? maximum_ - received_ : 0;
+    return grant >= window / 2 || grant >= remaining;
+  }
+  ByteCount window() const { return tuner_.window(); }
   std::uint64_t maximum() const { return maximum_; }
   // Received (up to the highest offsets, holes included) and not yet read:
   // what the peer's data may occupy in our receive buffers now.
   std::uint64_t unconsumed() const { return received_ > consumed_ ? received_ - consumed_ : 0; }
 
  private:
-  ByteCount window_bytes_;
+  WindowTuner tuner_;
   std::uint64_t maximum_;
   std::uint64_t received_ = 0;
   std::uint64_t consumed_ = 0;

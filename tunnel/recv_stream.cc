@@ -4,8 +4,9 @@
 
 namespace egw::tunnel {
 
-RecvStream::RecvStream(ByteCount window_bytes, std::uint64_t initial_credit, BufferPool* pool)
-    : window_bytes_(window_bytes),
+RecvStream::RecvStream(ByteCount window_bytes, std::uint64_t initial_credit, BufferPool* pool,
+                       ByteCount max_window_bytes)
+    : tuner_(window_bytes, max_window_bytes),
       buffer_(pool),
       max_stream_data_(std::max(window_bytes, initial_credit)) {}
 
@@ -59,16 +60,20 @@ bool RecvStream::readable() const {
   return final_size_ && read_offset_ == *final_size_ && !fin_read_;
 }
 
-std::optional<std::uint64_t> RecvStream::take_credit_update() {
+bool RecvStream::credit_update_due() const {
   // Once the final size is known the peer needs no more credit.
-  if (final_size_) return std::nullopt;
-  const std::uint64_t target = read_offset_ + window_bytes_;
+  if (final_size_) return false;
+  const ByteCount window = tuner_.window();
+  const std::uint64_t target = read_offset_ + window;
   // Update when half the window was consumed since the last advertisement:
   // target - max >= window / 2.
-  if (target < max_stream_data_ + window_bytes_ / 2 || target <= max_stream_data_) {
-    return std::nullopt;
-  }
-  max_stream_data_ = target;
+  return target >= max_stream_data_ + window / 2 && target > max_stream_data_;
+}
+
+std::optional<std::uint64_t> RecvStream::take_credit_update(Instant now, Duration rtt) {
+  if (!credit_update_due()) return std::nullopt;
+  tuner_.on_update(now, rtt);
+  max_stream_data_ = read_offset_ + tuner_.window();
   return max_stream_data_;
 }
 

@@ -10,7 +10,8 @@
 //
 // Credit: we advertise read_offset + window once half the window has been
 // consumed (quiche/msquic style), so a reader that keeps up never stalls the
-// sender and one that stops bounds it.
+// sender and one that stops bounds it. The window auto-tunes between its
+// initial size and a maximum (WindowTuner, tunnel/flow_control.h).
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,7 @@
 
 #include "common/units.h"
 #include "tunnel/byte_ring.h"
+#include "tunnel/flow_control.h"
 #include "tunnel/range_set.h"
 
 namespace egw::tunnel {
@@ -29,7 +31,9 @@ class RecvStream {
   // `initial_credit` is what the peer may send before hearing from us (the
   // protocol's initial stream credit); the window then takes over.
   // `pool` (may be null) lends the buffer its storage; it must outlive the stream.
-  RecvStream(ByteCount window_bytes, std::uint64_t initial_credit, BufferPool* pool = nullptr);
+  // The window may grow to max_window_bytes (0 or smaller: fixed).
+  RecvStream(ByteCount window_bytes, std::uint64_t initial_credit, BufferPool* pool = nullptr,
+             ByteCount max_window_bytes = 0);
 
   enum class Status { ok, flow_control_error, final_size_error, too_fragmented };
   struct FrameResult {
@@ -47,8 +51,12 @@ class RecvStream {
   bool readable() const;
   bool fin_read() const { return fin_read_; }
 
-  // A new MAX_STREAM_DATA value when one is due, else nullopt.
-  std::optional<std::uint64_t> take_credit_update();
+  // A new MAX_STREAM_DATA value when one is due, else nullopt; `now` and the
+  // connection's smoothed `rtt` drive the auto-tuning (rtt 0: no growth).
+  std::optional<std::uint64_t> take_credit_update(Instant now = Instant{}, Duration rtt = Duration{0});
+  // take_credit_update would give one (the caller then finds the RTT).
+  bool credit_update_due() const;
+  ByteCount window() const { return tuner_.window(); }
   std::uint64_t max_stream_data() const { return max_stream_data_; }
   std::uint64_t read_offset() const { return read_offset_; }
   std::uint64_t highest_received() const { return highest_received_; }
@@ -63,7 +71,7 @@ class RecvStream {
   static constexpr std::size_t kMaxIntervals = 4096;
 
  private:
-  ByteCount window_bytes_;
+  WindowTuner tuner_;
   ByteRing buffer_;               // bytes [read_offset_, highest_received_)
   RangeSet received_;             // offsets present, >= read_offset_
   std::uint64_t read_offset_ = 0;

@@ -6,11 +6,21 @@
 namespace egw::tunnel {
 
 SendStream::SendStream(ByteCount buffer_capacity_bytes, std::uint64_t initial_peer_credit,
-                       BufferPool* pool)
-    : capacity_bytes_(buffer_capacity_bytes), buffer_(pool), peer_max_data_(initial_peer_credit) {}
+                       BufferPool* pool, ByteCount max_capacity_bytes)
+    : capacity_bytes_(static_cast<std::uint32_t>(std::min<ByteCount>(buffer_capacity_bytes, 0xffff'ffffu))),
+      max_capacity_bytes_(static_cast<std::uint32_t>(
+          std::min<ByteCount>(std::max(buffer_capacity_bytes, max_capacity_bytes), 0xffff'ffffu))),
+      buffer_(pool),
+      peer_max_data_(initial_peer_credit) {}
+
+ByteCount SendStream::capacity_bytes() const {
+  const std::uint64_t credit = peer_max_data_ > acked_prefix_ ? peer_max_data_ - acked_prefix_ : 0;
+  return std::clamp<ByteCount>(credit, ByteCount{capacity_bytes_}, ByteCount{max_capacity_bytes_});
+}
 
 ByteCount SendStream::buffer_room_bytes() const {
-  return capacity_bytes_ > buffer_.size() ? capacity_bytes_ - buffer_.size() : 0;
+  const ByteCount capacity = capacity_bytes();
+  return capacity > buffer_.size() ? capacity - buffer_.size() : 0;
 }
 
 std::size_t SendStream::write(std::span<const std::byte> data) {

@@ -9,8 +9,13 @@
 // connection-level credit the caller allows. FIN is one more "byte" at
 // write_end with the same sent / lost / acknowledged life.
 //
-// Backpressure: write() accepts only what fits in buffer_capacity_bytes; the
-// caller learns when room is back with take_writable_signal().
+// Backpressure: write() accepts only what fits in the buffer's capacity; the
+// caller learns when room is back with take_writable_signal(). The capacity
+// follows the peer's credit (Linux grows a socket's send buffer with cwnd
+// the same way): a buffer smaller than what the peer lets us have in
+// flight would cap the stream below its receive window, which the peer
+// auto-tunes to the path. So the capacity is the credit beyond the acked
+// prefix, at least buffer_capacity_bytes and at most max_capacity_bytes.
 #pragma once
 
 #include <cstddef>
@@ -27,14 +32,16 @@ namespace egw::tunnel {
 class SendStream {
  public:
   // `pool` (may be null) lends the buffer its storage; it must outlive the stream.
+  // max_capacity_bytes 0 (or below buffer_capacity_bytes): a fixed capacity.
   SendStream(ByteCount buffer_capacity_bytes, std::uint64_t initial_peer_credit,
-             BufferPool* pool = nullptr);
+             BufferPool* pool = nullptr, ByteCount max_capacity_bytes = 0);
 
   // Application side.
   std::size_t write(std::span<const std::byte> data);
   void finish();  // FIN after the bytes written so far; later writes are refused
   bool finished() const { return fin_requested_; }
   ByteCount buffer_room_bytes() const;
+  ByteCount capacity_bytes() const;
   // True once after a write() was cut short (or mark_write_blocked()) and
   // room has come back.
   bool take_writable_signal();
@@ -91,7 +98,10 @@ class SendStream {
  private:
   std::uint64_t new_data_end(std::uint64_t new_bytes_allowed) const;
 
-  ByteCount capacity_bytes_;
+  // 32-bit (buffers stay below 4 GiB): the per-stream state is kept within
+  // a kilobyte (tests/alloc).
+  std::uint32_t capacity_bytes_;
+  std::uint32_t max_capacity_bytes_;
   ByteRing buffer_;                 // bytes [acked_prefix_, write_end_)
   std::uint64_t acked_prefix_ = 0;  // everything below is acknowledged and freed
   std::uint64_t next_offset_ = 0;   // first byte never sent

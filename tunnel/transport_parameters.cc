@@ -5,11 +5,12 @@
 
 namespace egw::tunnel {
 
-std::array<std::byte, TransportParameters::kEncodedBytes> encode_transport_parameters(
-    const TransportParameters& params) {
-  std::array<std::byte, TransportParameters::kEncodedBytes> out{};
-  WireWriter w(out);
-  w.write_u8(TransportParameters::kVersion);
+EncodedTransportParameters encode_transport_parameters(const TransportParameters& params) {
+  EncodedTransportParameters out;
+  const bool v2 = params.version >= TransportParameters::kVersion2;
+  out.size = TransportParameters::encoded_bytes(params.version);
+  WireWriter w(std::span(out.bytes).first(out.size));
+  w.write_u8(v2 ? TransportParameters::kVersion2 : TransportParameters::kVersion);
   w.write_u64(params.initial_max_stream_data);
   w.write_u64(params.initial_max_data);
   w.write_u32(params.initial_max_streams);
@@ -17,6 +18,7 @@ std::array<std::byte, TransportParameters::kEncodedBytes> encode_transport_param
   w.write_u32(params.idle_timeout_ms);
   w.write_u16(params.max_ack_delay_ms);
   w.write_u8(params.flags);
+  if (v2) w.write_u64(params.max_receive_rate_bps);
   return out;
 }
 
@@ -26,10 +28,16 @@ std::optional<TransportParameters> decode_transport_parameters(std::span<const s
     if (error) *error = why;
     return std::nullopt;
   };
-  if (bytes.size() != TransportParameters::kEncodedBytes) return fail("wrong length");
+  if (bytes.empty()) return fail("wrong length");
+  const auto version = static_cast<std::uint8_t>(bytes[0]);
+  if (version != TransportParameters::kVersion && version != TransportParameters::kVersion2) {
+    return fail("unknown version");
+  }
+  if (bytes.size() != TransportParameters::encoded_bytes(version)) return fail("wrong length");
   WireReader r(bytes);
-  if (*r.read_u8() != TransportParameters::kVersion) return fail("unknown version");
+  (void)r.read_u8();
   TransportParameters p;
+  p.version = version;
   p.initial_max_stream_data = *r.read_u64();
   p.initial_max_data = *r.read_u64();
   p.initial_max_streams = *r.read_u32();
@@ -37,6 +45,7 @@ std::optional<TransportParameters> decode_transport_parameters(std::span<const s
   p.idle_timeout_ms = *r.read_u32();
   p.max_ack_delay_ms = *r.read_u16();
   p.flags = *r.read_u8();
+  if (version >= TransportParameters::kVersion2) p.max_receive_rate_bps = *r.read_u64();
   if (p.max_datagram_bytes < 1200) return fail("max_datagram_bytes below 1200");
   if (p.max_ack_delay_ms >= 16384) return fail("max_ack_delay_ms not below 2^14");
   if (p.idle_timeout_ms == 0) return fail("idle_timeout_ms is 0");

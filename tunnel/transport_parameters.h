@@ -3,12 +3,19 @@
 // The initiator sends its parameters in handshake message 1, the responder
 // in message 2, both encrypted and authenticated by Noise.
 //
-// Fixed-size encoding (kEncodedBytes, big-endian), so that handshake
-// messages have exact sizes that are checked before any cryptography
-// (WireGuard's rule):
-//   version u8 | initial_max_stream_data u64 | initial_max_data u64 |
-//   initial_max_streams u32 | max_datagram_bytes u16 | idle_timeout_ms u32 |
-//   max_ack_delay_ms u16 | flags u8
+// Fixed-size encodings (big-endian), so that handshake messages have exact
+// sizes that are checked before any cryptography (WireGuard's rule), one
+// size per version:
+//   version 1 (kEncodedBytesV1 = 30):
+//     version u8 | initial_max_stream_data u64 | initial_max_data u64 |
+//     initial_max_streams u32 | max_datagram_bytes u16 | idle_timeout_ms u32 |
+//     max_ack_delay_ms u16 | flags u8
+//   version 2 (kEncodedBytesV2 = 38): version 1's fields | max_receive_rate_bps u64
+// Compatibility: a side sends version 2 only when it has a rate to tell
+// (ensemble.max_rate configured), and a responder answers in the version of
+// the initiation, so a gateway without max_rate speaks exactly version 1 and
+// an older peer never sees version 2 unless its peer set max_rate (an older
+// hub drops such an initiation as the wrong size: upgrade hubs first).
 #pragma once
 
 #include <array>
@@ -23,8 +30,17 @@
 namespace egw::tunnel {
 
 struct TransportParameters {
-  static constexpr std::uint8_t kVersion = 1;
-  static constexpr std::size_t kEncodedBytes = 1 + 8 + 8 + 4 + 2 + 4 + 2 + 1;  // = 30
+  static constexpr std::uint8_t kVersion = 1;   // the base encoding
+  static constexpr std::uint8_t kVersion2 = 2;  // + max_receive_rate_bps
+  static constexpr std::size_t kEncodedBytes = 1 + 8 + 8 + 4 + 2 + 4 + 2 + 1;  // = 30 (v1)
+  static constexpr std::size_t kEncodedBytesV1 = kEncodedBytes;
+  static constexpr std::size_t kEncodedBytesV2 = kEncodedBytes + 8;  // = 38
+  static constexpr std::size_t encoded_bytes(std::uint8_t version) {
+    return version >= kVersion2 ? kEncodedBytesV2 : kEncodedBytesV1;
+  }
+
+  // The encoding sent (and, decoded, the one received): 1 or 2.
+  std::uint8_t version = kVersion;
 
   // Bytes the peer may send on each stream *we* receive before our first
   // MAX_STREAM_DATA for it (our stream receive window).
@@ -46,15 +62,24 @@ struct TransportParameters {
   // new one (message 1 only).
   std::uint8_t flags = 0;
   static constexpr std::uint8_t kFlagRekey = 0x01;
+  // Version 2: the rate at which this side wants to receive, bits/s of
+  // whole datagrams (its ensemble.max_rate.down; 0: none). The peer sends
+  // to us at most min(its own max_rate.up, this). Version 1: always 0.
+  std::uint64_t max_receive_rate_bps = 0;
 
   bool operator==(const TransportParameters&) const = default;
 };
 
-std::array<std::byte, TransportParameters::kEncodedBytes> encode_transport_parameters(
-    const TransportParameters& params);
+// The encoding of params.version (version 1 leaves max_receive_rate_bps out).
+struct EncodedTransportParameters {
+  std::array<std::byte, TransportParameters::kEncodedBytesV2> bytes{};
+  std::size_t size = 0;
+  std::span<const std::byte> span() const { return std::span(bytes).first(size); }
+};
+EncodedTransportParameters encode_transport_parameters(const TransportParameters& params);
 
-// nullopt (with *error set when given) unless the block is exactly
-// kEncodedBytes long, of our version, and every value in range:
+// nullopt (with *error set when given) unless the block is exactly the
+// length of its version (1 or 2), and every value in range:
 // max_datagram_bytes >= 1200, max_ack_delay_ms < 16384, idle_timeout_ms > 0,
 // no unknown flag bits.
 std::optional<TransportParameters> decode_transport_parameters(std::span<const std::byte> bytes,

@@ -164,6 +164,47 @@ TEST_F(GatewayConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_NE(missing.find("absent.yaml: cannot read the file"), std::string::npos) << missing;
 }
 
+// Issue 20 item 3: ensemble.max_rate per direction.
+TEST_F(GatewayConfigTest, MaxRatePerDirection) {
+  auto r = load_gateway_config(write("b.yaml", branch("ensemble:\n  max_rate: {up: 19Mbit, down: 95M}\n")));
+  ASSERT_TRUE(std::holds_alternative<GatewayConfig>(r)) << std::get<std::string>(r);
+  const auto& c = std::get<GatewayConfig>(r);
+  EXPECT_EQ(c.endpoint.connection.ensemble.max_rate_bps, 19'000'000u);
+  EXPECT_EQ(c.endpoint.connection.max_receive_rate_bps, 95'000'000u);
+  auto only_down = std::get<GatewayConfig>(load_gateway_config(write("d.yaml", branch("ensemble: {max_rate: {down: 1.5G}}\n"))));
+  EXPECT_EQ(only_down.endpoint.connection.ensemble.max_rate_bps, 0u);
+  EXPECT_EQ(only_down.endpoint.connection.max_receive_rate_bps, 1'500'000'000u);
+  auto none = std::get<GatewayConfig>(load_gateway_config(write("n.yaml", branch())));
+  EXPECT_EQ(none.endpoint.connection.ensemble.max_rate_bps, 0u);
+  EXPECT_EQ(none.endpoint.connection.max_receive_rate_bps, 0u);
+  const std::string bytes = error_of(branch("ensemble:\n  max_rate:\n    up: 10MB\n"));
+  EXPECT_NE(bytes.find("c.yaml:11: ensemble.max_rate.up: rates are in bits/s"), std::string::npos) << bytes;
+  const std::string junk = error_of(branch("ensemble:\n  max_rate:\n    down: quick\n"));
+  EXPECT_NE(junk.find("c.yaml:11: ensemble.max_rate.down: expected a rate"), std::string::npos) << junk;
+  const std::string key = error_of(branch("ensemble:\n  max_rate:\n    upload: 1M\n"));
+  EXPECT_NE(key.find("c.yaml:11: ensemble.max_rate.upload: unknown key"), std::string::npos) << key;
+  // Restart-only: `up` sizes the pacer of ensembles, `down` travels in the handshake.
+  const ReloadPlan plan = plan_reload(none, std::get<GatewayConfig>(r));
+  EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.max_rate.up", "ensemble.max_rate.down"}));
+  EXPECT_EQ(plan.applied.endpoint.connection.ensemble.max_rate_bps, 0u);
+}
+
+// Issue 20 item 5: stream buffers auto-tune up to a bound under memory limits.
+TEST_F(GatewayConfigTest, StreamBuffersGrowWithinMemoryLimits) {
+  auto d = std::get<GatewayConfig>(load_gateway_config(write("d.yaml", branch())));
+  EXPECT_EQ(d.endpoint.connection.stream_receive_window_bytes, 256u * 1024);
+  EXPECT_EQ(d.endpoint.connection.stream_receive_window_max_bytes, 16u << 20);
+  EXPECT_EQ(d.endpoint.connection.stream_send_buffer_max_bytes, 16u << 20);
+  auto small = std::get<GatewayConfig>(load_gateway_config(
+      write("s.yaml", branch("limits: {memory_per_client_bytes: 8388608}\n"))));
+  EXPECT_EQ(small.endpoint.connection.stream_receive_window_max_bytes, 2u << 20);  // a quarter of 8 MiB
+  auto fixed = std::get<GatewayConfig>(load_gateway_config(
+      write("f.yaml", branch("limits: {stream_buffer_bytes: 524288, stream_buffer_max_bytes: 524288}\n"))));
+  EXPECT_EQ(fixed.endpoint.connection.stream_receive_window_max_bytes, 512u * 1024);
+  const std::string below = error_of(branch("limits: {stream_buffer_bytes: 524288, stream_buffer_max_bytes: 65536}\n"));
+  EXPECT_NE(below.find("limits.stream_buffer_max_bytes: expected"), std::string::npos) << below;
+}
+
 TEST_F(GatewayConfigTest, RoleSpecificKeys) {
   EXPECT_NE(error_of(hub() + "interception: {lan: [10.0.0.0/8]}\n").find("only a branch intercepts"), std::string::npos);
   EXPECT_NE(error_of(branch() + "ensemble: {key: destination}\n").find("ensemble.key"), std::string::npos);

@@ -88,6 +88,57 @@ TEST(Session, TransportParametersTravelInTheHandshake) {
   EXPECT_EQ(opened, 7);
 }
 
+// ensemble.max_rate (issue 20 item 3): the branch's `down` reaches the hub in
+// the handshake (version-2 parameters), and the hub sends to the branch at
+// most that; the branch sends at most its own `up`.
+TEST(Session, MaxRateDownTravelsToThePeer) {
+  SessionPair pair;
+  pair.branch_config.connection.max_receive_rate_bps = 95'000'000;
+  pair.branch_config.connection.ensemble.max_rate_bps = 19'000'000;
+  pair.hub_config.connection.ensemble.max_rate_bps = 1'000'000'000;
+  pair.hub_config.connection.max_receive_rate_bps = 500'000'000;
+  std::vector<std::size_t> sizes;
+  pair.tap = [&](WireDatagram& d) {
+    if (sizes.size() < 2) sizes.push_back(d.bytes.size());
+    return true;
+  };
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(100));
+  ASSERT_TRUE(pair.branch_session().is_up());
+  ASSERT_TRUE(pair.hub_session().is_up());
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{kInitiationBytesV2, kResponseBytesV2}));
+  EXPECT_EQ(pair.hub_session().connection()->send_rate_limit_bps(), 95'000'000u);    // min(1G, 95M)
+  EXPECT_EQ(pair.branch_session().connection()->send_rate_limit_bps(), 19'000'000u);  // min(19M, 500M)
+}
+
+// Compatibility: a branch without max_rate sends exactly the version-1
+// handshake an older branch sends, and a hub with max_rate answers it in
+// version 1 (the 119-byte response an older branch requires), so older
+// branches keep working with an upgraded hub. The tap plays an older hub's
+// size check on the way in.
+TEST(Session, APeerWithoutMaxRateSpeaksVersion1AndIsAnsweredInKind) {
+  SessionPair pair;
+  pair.hub_config.connection.max_receive_rate_bps = 50'000'000;
+  pair.hub_config.connection.ensemble.max_rate_bps = 100'000'000;
+  std::vector<std::size_t> sizes;
+  pair.tap = [&](WireDatagram& d) {
+    if (sizes.size() >= 2) return true;
+    sizes.push_back(d.bytes.size());
+    return d.bytes.size() == (sizes.size() == 1 ? kInitiationBytes : kResponseBytes);
+  };
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  OneStreamTransfer transfer(pair, 200'000);
+  pair.run_for(ms(1'000), [&] { transfer.step(); });
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{kInitiationBytes, kResponseBytes}));
+  EXPECT_EQ(transfer.read, 200'000u);
+  // The older side learns no rate; the hub keeps its own `up`.
+  EXPECT_EQ(pair.branch_session().connection()->send_rate_limit_bps(), 0u);
+  EXPECT_EQ(pair.hub_session().connection()->send_rate_limit_bps(), 100'000'000u);
+}
+
 TEST(Session, UnknownStaticKeyGetsNoReplyAndNoState) {
   SessionPair pair;
   pair.start();

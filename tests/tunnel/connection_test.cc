@@ -698,6 +698,48 @@ TEST(Connection, IdleTimeoutClosesAQuietConnection) {
   EXPECT_EQ(pair.client_app().connection_closed->error_code, kErrorIdleTimeout);
 }
 
+// ensemble.max_rate (issue 20 item 3): version 2 carries the receive rate,
+// only when a rate is configured; without one the encoding is version 1,
+// byte for byte what an older peer sends and parses.
+TEST(TransportParameters, ReceiveRateTravelsInVersion2Only) {
+  ConnectionConfig c;
+  const TransportParameters plain = local_transport_parameters(c);
+  EXPECT_EQ(plain.version, TransportParameters::kVersion);
+  const auto plain_bytes = encode_transport_parameters(plain);
+  EXPECT_EQ(plain_bytes.size, 30u);  // the size an older peer requires
+  EXPECT_EQ(std::to_integer<int>(plain_bytes.bytes[0]), 1);
+
+  c.max_receive_rate_bps = 95'000'000;
+  const TransportParameters v2 = local_transport_parameters(c);
+  EXPECT_EQ(v2.version, TransportParameters::kVersion2);
+  const auto v2_bytes = encode_transport_parameters(v2);
+  EXPECT_EQ(v2_bytes.size, 38u);
+  const auto decoded = decode_transport_parameters(v2_bytes.span());
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->max_receive_rate_bps, 95'000'000u);
+  EXPECT_EQ(*decoded, v2);
+  // Each version has its exact size.
+  std::string error;
+  EXPECT_FALSE(decode_transport_parameters(v2_bytes.span().first(30), &error));
+  EXPECT_EQ(error, "wrong length");
+  auto v1_sized_v2 = plain_bytes;
+  v1_sized_v2.bytes[0] = std::byte{2};
+  EXPECT_FALSE(decode_transport_parameters(v1_sized_v2.span()));
+  // A side with only `up` set sends version 2 too (to hear the peer's down).
+  ConnectionConfig up_only;
+  up_only.ensemble.max_rate_bps = 19'000'000;
+  EXPECT_EQ(local_transport_parameters(up_only).version, TransportParameters::kVersion2);
+  EXPECT_EQ(local_transport_parameters(up_only).max_receive_rate_bps, 0u);
+}
+
+TEST(TransportParameters, SendRateIsTheSmallerOfOwnUpAndPeersDown) {
+  EXPECT_EQ(send_rate_limit_bps(0, 0), 0u);
+  EXPECT_EQ(send_rate_limit_bps(19'000'000, 0), 19'000'000u);
+  EXPECT_EQ(send_rate_limit_bps(0, 95'000'000), 95'000'000u);
+  EXPECT_EQ(send_rate_limit_bps(100'000'000, 95'000'000), 95'000'000u);
+  EXPECT_EQ(send_rate_limit_bps(19'000'000, 95'000'000), 19'000'000u);
+}
+
 // Transport parameters: what a side advertises is what it enforces.
 TEST(Connection, LocalTransportParametersDescribeTheConfig) {
   ConnectionConfig c;
@@ -714,7 +756,7 @@ TEST(Connection, LocalTransportParametersDescribeTheConfig) {
   EXPECT_EQ(p.max_datagram_bytes, 1452u);
   EXPECT_EQ(p.idle_timeout_ms, 20'000u);
   EXPECT_EQ(p.max_ack_delay_ms, 10u);
-  EXPECT_EQ(decode_transport_parameters(encode_transport_parameters(p)), p);
+  EXPECT_EQ(decode_transport_parameters(encode_transport_parameters(p).span()), p);
   // A window below the protocol's initial credits: the receiver accepts
   // (and so advertises) at least those.
   c.stream_receive_window_bytes = 4096;

@@ -22,11 +22,10 @@ void store_u32(std::uint8_t* p, std::uint32_t v) {
   p[3] = static_cast<std::uint8_t>(v);
 }
 
-template <std::size_t N>
-void fill_macs(std::array<std::uint8_t, N>& out, const crypto::Key32& mac1_key_value,
+void fill_macs(std::span<std::uint8_t> out, const crypto::Key32& mac1_key_value,
                std::span<const std::uint8_t> cookie) {
-  constexpr std::size_t mac1_at = N - 2 * kMacBytes;
-  constexpr std::size_t mac2_at = N - kMacBytes;
+  const std::size_t mac1_at = out.size() - 2 * kMacBytes;
+  const std::size_t mac2_at = out.size() - kMacBytes;
   const Mac mac1 = truncated_mac(mac1_key_value, std::span(out).first(mac1_at));
   std::memcpy(out.data() + mac1_at, mac1.data(), kMacBytes);
   if (cookie.empty()) {
@@ -40,32 +39,32 @@ void fill_macs(std::array<std::uint8_t, N>& out, const crypto::Key32& mac1_key_v
 }  // namespace
 
 std::optional<InitiationView> parse_initiation(std::span<const std::uint8_t> d) {
-  if (d.size() != kInitiationBytes ||
+  if ((d.size() != kInitiationBytes && d.size() != kInitiationBytesV2) ||
       d[0] != static_cast<std::uint8_t>(PacketType::handshake_initiation)) {
     return std::nullopt;
   }
-  constexpr std::size_t mac1_at = kInitiationBytes - 2 * kMacBytes;
+  const std::size_t mac1_at = d.size() - 2 * kMacBytes;
   return InitiationView{load_u32(&d[1]),
-                        d.subspan(5, kNoiseMessage1Bytes),
+                        d.subspan(5, mac1_at - 5),
                         d.first(mac1_at),
                         d.first(mac1_at + kMacBytes),
-                        d.subspan<mac1_at, kMacBytes>(),
-                        d.subspan<mac1_at + kMacBytes, kMacBytes>()};
+                        d.subspan(mac1_at).first<kMacBytes>(),
+                        d.subspan(mac1_at + kMacBytes).first<kMacBytes>()};
 }
 
 std::optional<ResponseView> parse_response(std::span<const std::uint8_t> d) {
-  if (d.size() != kResponseBytes ||
+  if ((d.size() != kResponseBytes && d.size() != kResponseBytesV2) ||
       d[0] != static_cast<std::uint8_t>(PacketType::handshake_response)) {
     return std::nullopt;
   }
-  constexpr std::size_t mac1_at = kResponseBytes - 2 * kMacBytes;
+  const std::size_t mac1_at = d.size() - 2 * kMacBytes;
   return ResponseView{load_u32(&d[1]),
                       load_u32(&d[5]),
-                      d.subspan(9, kNoiseMessage2Bytes),
+                      d.subspan(9, mac1_at - 9),
                       d.first(mac1_at),
                       d.first(mac1_at + kMacBytes),
-                      d.subspan<mac1_at, kMacBytes>(),
-                      d.subspan<mac1_at + kMacBytes, kMacBytes>()};
+                      d.subspan(mac1_at).first<kMacBytes>(),
+                      d.subspan(mac1_at + kMacBytes).first<kMacBytes>()};
 }
 
 std::optional<CookieReplyView> parse_cookie_reply(std::span<const std::uint8_t> d) {
@@ -95,41 +94,46 @@ bool mac_equal(std::span<const std::uint8_t, kMacBytes> a, const Mac& b) {
   return CRYPTO_memcmp(a.data(), b.data(), kMacBytes) == 0;
 }
 
-std::array<std::uint8_t, kInitiationBytes> build_initiation(
+HandshakeDatagram build_initiation(
     std::uint32_t sender_index, std::span<const std::uint8_t> noise_message,
     const crypto::Key32& responder_mac1_key, std::span<const std::uint8_t> cookie) {
-  std::array<std::uint8_t, kInitiationBytes> out{};
-  out[0] = static_cast<std::uint8_t>(PacketType::handshake_initiation);
-  store_u32(&out[1], sender_index);
-  std::memcpy(&out[5], noise_message.data(), kNoiseMessage1Bytes);
-  fill_macs(out, responder_mac1_key, cookie);
+  HandshakeDatagram out;
+  out.size = 1 + 4 + noise_message.size() + 2 * kMacBytes;  // kInitiationBytes or V2
+  out.bytes[0] = static_cast<std::uint8_t>(PacketType::handshake_initiation);
+  store_u32(&out.bytes[1], sender_index);
+  std::memcpy(&out.bytes[5], noise_message.data(), noise_message.size());
+  fill_macs(std::span(out.bytes).first(out.size), responder_mac1_key, cookie);
   return out;
 }
 
-std::array<std::uint8_t, kResponseBytes> build_response(
+HandshakeDatagram build_response(
     std::uint32_t sender_index, std::uint32_t receiver_index,
     std::span<const std::uint8_t> noise_message, const crypto::Key32& initiator_mac1_key,
     std::span<const std::uint8_t> cookie) {
-  std::array<std::uint8_t, kResponseBytes> out{};
-  out[0] = static_cast<std::uint8_t>(PacketType::handshake_response);
-  store_u32(&out[1], sender_index);
-  store_u32(&out[5], receiver_index);
-  std::memcpy(&out[9], noise_message.data(), kNoiseMessage2Bytes);
-  fill_macs(out, initiator_mac1_key, cookie);
+  HandshakeDatagram out;
+  out.size = 1 + 4 + 4 + noise_message.size() + 2 * kMacBytes;  // kResponseBytes or V2
+  out.bytes[0] = static_cast<std::uint8_t>(PacketType::handshake_response);
+  store_u32(&out.bytes[1], sender_index);
+  store_u32(&out.bytes[5], receiver_index);
+  std::memcpy(&out.bytes[9], noise_message.data(), noise_message.size());
+  fill_macs(std::span(out.bytes).first(out.size), initiator_mac1_key, cookie);
   return out;
 }
 
-std::array<std::uint8_t, kInitiationPayloadBytes> encode_initiation_payload(
-    const Timestamp& timestamp, const TransportParameters& params) {
-  std::array<std::uint8_t, kInitiationPayloadBytes> out{};
-  std::memcpy(out.data(), timestamp.data(), timestamp.size());
+std::vector<std::uint8_t> encode_initiation_payload(const Timestamp& timestamp,
+                                                    const TransportParameters& params) {
   const auto encoded = encode_transport_parameters(params);
-  std::memcpy(out.data() + timestamp.size(), encoded.data(), encoded.size());
+  std::vector<std::uint8_t> out(timestamp.size() + encoded.size);
+  std::memcpy(out.data(), timestamp.data(), timestamp.size());
+  std::memcpy(out.data() + timestamp.size(), encoded.bytes.data(), encoded.size);
   return out;
 }
 
 std::optional<InitiationPayload> decode_initiation_payload(std::span<const std::uint8_t> payload) {
-  if (payload.size() != kInitiationPayloadBytes) return std::nullopt;
+  if (payload.size() != kInitiationPayloadBytes &&
+      payload.size() != kInitiationPayloadBytes + kParametersV2ExtraBytes) {
+    return std::nullopt;
+  }
   InitiationPayload out;
   std::memcpy(out.timestamp.data(), payload.data(), out.timestamp.size());
   auto params = decode_transport_parameters(std::as_bytes(payload.subspan(out.timestamp.size())));

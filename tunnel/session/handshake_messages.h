@@ -10,6 +10,9 @@
 //     message 2 = e (32) | enc(TransportParameters) (30+16)
 //   cookie reply (53 bytes)
 //     type 0x04 | receiver index u32 | nonce (16) | enc(cookie) (16+16)
+//   With transport parameters version 2 (38 bytes, a side with
+//   ensemble.max_rate configured) the initiation is 183 bytes and the
+//   response 127; a responder answers in the initiation's version.
 //
 // Every size is exact and checked before any cryptography. mac1 proves the
 // sender knows the receiver's static public key: a responder drops, silently,
@@ -49,6 +52,20 @@ inline constexpr std::size_t kCookieReplyBytes = 1 + 4 + kCookieNonceBytes + 16 
 
 static_assert(kInitiationBytes == 175 && kResponseBytes == 119 && kCookieReplyBytes == 53);
 
+// The same with version-2 transport parameters (8 bytes more each).
+inline constexpr std::size_t kParametersV2ExtraBytes =
+    TransportParameters::kEncodedBytesV2 - TransportParameters::kEncodedBytesV1;
+inline constexpr std::size_t kInitiationBytesV2 = kInitiationBytes + kParametersV2ExtraBytes;
+inline constexpr std::size_t kResponseBytesV2 = kResponseBytes + kParametersV2ExtraBytes;
+static_assert(kInitiationBytesV2 == 183 && kResponseBytesV2 == 127);
+
+// A built handshake datagram (either version's size).
+struct HandshakeDatagram {
+  std::array<std::uint8_t, kInitiationBytesV2> bytes{};
+  std::size_t size = 0;
+  std::span<const std::uint8_t> span() const { return std::span(bytes).first(size); }
+};
+
 // Views into a received handshake datagram (they alias it). The parse
 // functions check the exact size and the type byte only.
 struct InitiationView {
@@ -74,6 +91,7 @@ struct CookieReplyView {
   std::span<const std::uint8_t> sealed_cookie;  // 32: cookie + tag
 };
 
+// Initiations and responses: either version's exact size.
 std::optional<InitiationView> parse_initiation(std::span<const std::uint8_t> datagram);
 std::optional<ResponseView> parse_response(std::span<const std::uint8_t> datagram);
 std::optional<CookieReplyView> parse_cookie_reply(std::span<const std::uint8_t> datagram);
@@ -86,19 +104,20 @@ Mac truncated_mac(std::span<const std::uint8_t> key, std::span<const std::uint8_
 bool mac_equal(std::span<const std::uint8_t, kMacBytes> a, const Mac& b);
 
 // Builders: write the fixed fields and the Noise message, then fill mac1 and
-// mac2 (mac2 zero when `cookie` is empty). Return the finished datagram.
-std::array<std::uint8_t, kInitiationBytes> build_initiation(
+// mac2 (mac2 zero when `cookie` is empty). Return the finished datagram,
+// sized by the Noise message (so by the transport parameters' version).
+HandshakeDatagram build_initiation(
     std::uint32_t sender_index, std::span<const std::uint8_t> noise_message,
     const crypto::Key32& responder_mac1_key, std::span<const std::uint8_t> cookie);
-std::array<std::uint8_t, kResponseBytes> build_response(
+HandshakeDatagram build_response(
     std::uint32_t sender_index, std::uint32_t receiver_index,
     std::span<const std::uint8_t> noise_message, const crypto::Key32& initiator_mac1_key,
     std::span<const std::uint8_t> cookie);
 
 // The initiation's payload: a timestamp (replay protection for initiations:
 // the responder accepts only increasing ones per peer) and our parameters.
-std::array<std::uint8_t, kInitiationPayloadBytes> encode_initiation_payload(
-    const Timestamp& timestamp, const TransportParameters& params);
+std::vector<std::uint8_t> encode_initiation_payload(const Timestamp& timestamp,
+                                                    const TransportParameters& params);
 struct InitiationPayload {
   Timestamp timestamp;
   TransportParameters params;

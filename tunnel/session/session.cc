@@ -90,9 +90,15 @@ Timestamp Session::timestamp(Instant now) const {
   return tai64n(wall_clock_ns_at_origin_ + static_cast<std::uint64_t>(since_origin_ns));
 }
 
-TransportParameters Session::local_parameters(bool rekey) const {
+TransportParameters Session::local_parameters(bool rekey, std::uint8_t peer_version) const {
   TransportParameters p = local_transport_parameters(connection_config_);
   p.flags = rekey ? TransportParameters::kFlagRekey : 0;
+  // A responder answers in the initiation's version: an older initiator
+  // parses only version 1 (and then does not learn our receive rate).
+  if (p.version > peer_version) {
+    p.version = peer_version;
+    p.max_receive_rate_bps = 0;
+  }
   return p;
 }
 
@@ -114,7 +120,7 @@ void Session::send_initiation(Instant now, bool rekey) {
   const std::uint32_t index = indices_.allocate(this);
   const auto datagram = build_initiation(index, message, peer_mac1_key_, cookie_jar_.cookie(now));
   Mac sent_mac1{};
-  std::memcpy(sent_mac1.data(), datagram.data() + kInitiationBytes - 2 * kMacBytes, kMacBytes);
+  std::memcpy(sent_mac1.data(), datagram.bytes.data() + datagram.size - 2 * kMacBytes, kMacBytes);
   pending_ = PendingHandshake{std::move(noise), index, sent_mac1, rekey, now};
   initiation_to_send_ = datagram;
   retry_at_ = now + retry_interval_;
@@ -198,9 +204,10 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
   // A rekey only of a connection the initiator provably shares (see the top
   // of session.h); otherwise a fresh one, which the initiator follows.
   const bool rekey = (payload.params.flags & TransportParameters::kFlagRekey) && is_confirmed();
-  const auto reply_params = encode_transport_parameters(local_parameters(rekey));
+  const auto reply_params =
+      encode_transport_parameters(local_parameters(rekey, payload.params.version));
   const auto message = noise->write_message(
-      std::span(reinterpret_cast<const std::uint8_t*>(reply_params.data()), reply_params.size()));
+      std::span(reinterpret_cast<const std::uint8_t*>(reply_params.bytes.data()), reply_params.size));
   const auto keys = noise->split();
   const std::uint32_t index = indices_.allocate(this);
   auto keypair = std::make_unique<Keypair>(index, sender_index, keys.send.bytes, keys.receive.bytes, now);
@@ -300,12 +307,12 @@ std::optional<Transmit> Session::poll_transmit(Instant now, std::span<std::byte>
     return Transmit{bytes.size(), false};
   };
   if (initiation_to_send_) {
-    const auto t = send_bytes(*initiation_to_send_);
+    const auto t = send_bytes(initiation_to_send_->span());
     initiation_to_send_.reset();
     return t;
   }
   if (response_to_send_) {
-    const auto t = send_bytes(*response_to_send_);
+    const auto t = send_bytes(response_to_send_->span());
     response_to_send_.reset();
     return t;
   }

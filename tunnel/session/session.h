@@ -193,7 +193,10 @@ class Session {
     static constexpr crypto::Key32 kNone{};
     return peer_.preshared_key ? peer_.preshared_key->get() : kNone;
   }
-  TransportParameters local_parameters(bool rekey) const;
+  // peer_version: the highest transport-parameters version to use (a
+  // responder: the initiation's).
+  TransportParameters local_parameters(bool rekey,
+                                       std::uint8_t peer_version = TransportParameters::kVersion2) const;
   Duration retire_delay() const;  // ~3 PTO for the previous keys
   Duration first_retry_interval(Instant now) const;  // max(handshake_retry, 3 x the path's RTT)
 
@@ -220,8 +223,8 @@ class Session {
   std::optional<Duration> handshake_rtt_;  // the last handshake's round trip
 
   std::optional<PendingHandshake> pending_;
-  std::optional<std::array<std::uint8_t, kInitiationBytes>> initiation_to_send_;
-  std::optional<std::array<std::uint8_t, kResponseBytes>> response_to_send_;
+  std::optional<HandshakeDatagram> initiation_to_send_;
+  std::optional<HandshakeDatagram> response_to_send_;
   Instant first_attempt_at_{};
   Duration retry_interval_{};
   std::optional<Instant> retry_at_;
