@@ -1,6 +1,7 @@
 // What the congestion layer knows about a packet: its number, who pays for
-// it, its size and when it left. Shared by the ensemble, its outstanding-packet
-// list and the tunnel that reports sends and acks.
+// it, its size, when it left and the delivery counters then. Shared by the
+// ensemble, its outstanding-packet list and the tunnel that reports sends
+// and acks.
 #pragma once
 
 #include <cstdint>
@@ -16,12 +17,23 @@ using MemberId = StreamId;
 // still need an ACK are charged to this pseudo-member.
 inline constexpr MemberId kControlMember = ~MemberId{0};
 
+// The domain's delivery counters when a packet left
+// (congestion/delivery_rate.h): filled by the congestion layer at send.
+struct DeliverySnapshot {
+  ByteCount delivered = 0;       // bytes delivered before it was sent
+  Instant delivered_time{};      // when `delivered` was last advanced
+  Instant first_sent_time{};     // send time of the packet delivered last
+  ByteCount tx_in_flight = 0;    // flight before it, BBRv3's tx_in_flight
+  bool is_app_limited = false;   // sent in an app-limited stretch
+};
+
 struct SentPacket {
   PacketNumber number = 0;
   MemberId member = kControlMember;
   ByteCount bytes = 0;  // whole datagram
   Instant sent_time{};
   bool ack_eliciting = true;  // ACK-only packets are not tracked as in flight
+  DeliverySnapshot delivery{};  // the congestion layer's, not the tunnel's
 };
 
 // Inclusive range of acknowledged packet numbers.
