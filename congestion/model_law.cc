@@ -57,6 +57,7 @@ void ModelLaw::set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) {
       ssthresh_bytes <= cwnd_bytes) {
     filled_pipe_ = true;
     state_ = State::drain;
+    phase_start_round_ = round_;
   }
   if (competitive_) cubic_.set_state(cwnd_bytes, ssthresh_bytes);
 }
@@ -152,11 +153,14 @@ void ModelLaw::check_full_bw(const RateSample& rs) {
 void ModelLaw::advance_state(ByteCount inflight, Instant now) {
   switch (state_) {
     case State::startup:
-      if (filled_pipe_) state_ = State::drain;
-      if (state_ != State::drain) break;
+      if (!filled_pipe_) break;
+      state_ = State::drain;
+      phase_start_round_ = round_;
       [[fallthrough]];
     case State::drain:
-      if (inflight <= bdp_bytes()) {
+      // Bounded: beside someone else's standing queue our flight at the
+      // drain rate stays above the BDP (the RTT is longer than min_rtt).
+      if (inflight <= bdp_bytes() || round_ - phase_start_round_ >= 3) {
         state_ = State::probe_bw;
         enter_phase(Phase::down, now);
       }
@@ -339,6 +343,7 @@ void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
   if (state_ == State::startup) {
     filled_pipe_ = true;
     state_ = State::drain;
+    phase_start_round_ = round_;
   } else if (state_ == State::probe_bw && phase_ == Phase::up) {
     enter_phase(Phase::down, now);
   }
