@@ -92,6 +92,8 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   if (rs.round_start) on_round_start(rs);
   if (rs.rtt && state_ == State::probe_bw) {
     cycle_min_rtt_ = cycle_min_rtt_ ? std::min(*cycle_min_rtt_, *rs.rtt) : *rs.rtt;
+    cycle_max_rtt_ = std::max(cycle_max_rtt_, *rs.rtt);
+    if (competitive_) check_full_queue(*rs.rtt, now);
   }
   const ByteCount gone = rs.acked_bytes + rs.lost_bytes;
   const ByteCount inflight = rs.prior_in_flight > gone ? rs.prior_in_flight - gone : 0;
@@ -187,14 +189,17 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
     case Phase::down:
       // Our queue is gone once the flight is down to the BDP; a bound of 3
       // rounds for a model that overestimates bw.
-      if (inflight <= bdp_bytes() || rounds >= 3) enter_phase(Phase::cruise, now);
+      if (competitive_ ? rounds >= 2 : (inflight <= bdp_bytes() || rounds >= 3)) {
+        enter_phase(Phase::cruise, now);
+      }
       break;
     case Phase::cruise:
       if (now - cycle_start_ >= cycle_length_) end_cycle(now);
       break;
     case Phase::up: {
       const auto up_target = static_cast<ByteCount>(kUpGain * static_cast<double>(bdp_bytes()));
-      if (rounds >= 1 && (inflight >= std::min(up_target, inflight_hi_) || rounds >= 3)) {
+      // Not ended by inflight_hi: UP is where a bound set by loss grows back.
+      if (rounds >= 1 && (inflight >= up_target || rounds >= 3)) {
         enter_phase(Phase::down, now);
       }
       break;
@@ -205,10 +210,12 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
 void ModelLaw::end_cycle(Instant now) {
   // Did even the drained phase see the RTT near its minimum? If not, a
   // standing queue that is not ours sits at the bottleneck.
-  if (cycle_min_rtt_ && min_rtt_) {
+  if (cycle_drains_ && cycle_min_rtt_ && min_rtt_) {
     const Duration threshold = std::max<Duration>(2 * kQueueTarget, *min_rtt_ / 8);
     if (*cycle_min_rtt_ > *min_rtt_ + threshold) {
-      ++standing_cycles_;
+      // The rate the model had before the queue appeared: where competing
+      // starts from (by then the starved model's own estimate is low).
+      if (standing_cycles_++ == 0) bw_before_standing_ = bw_bytes_per_s();
     } else {
       standing_cycles_ = 0;
       competitive_ = false;
@@ -216,8 +223,14 @@ void ModelLaw::end_cycle(Instant now) {
   }
   if (!competitive_ && standing_cycles_ >= kStandingCycles) {
     competitive_ = true;
-    cubic_.set_state(cwnd_, cwnd_);  // congestion avoidance from where we are
+    const double rtt_s = to_seconds(srtt_ ? *srtt_ : min_rtt_.value_or(Duration{0}));
+    const auto start = std::max(cwnd_, static_cast<ByteCount>(bw_before_standing_ * rtt_s));
+    cubic_.set_state(start, start);  // congestion avoidance from there
+    cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
   }
+  ++cycle_count_;
+  last_cycle_max_rtt_ = cycle_max_rtt_;
+  cycle_max_rtt_ = Duration{0};
   // BBRv3: the max filter spans this cycle and the last one.
   bw_hi_[0] = bw_hi_[1];
   bw_hi_[1] = 0;
@@ -231,8 +244,17 @@ void ModelLaw::enter_phase(Phase phase, Instant now) {
     cycle_start_ = now;
     cycle_length_ = next_cycle_length();
     cycle_min_rtt_.reset();
+    // Competing, draining our share costs it: only every
+    // kCompetitiveDrainCycles-th cycle looks whether the other queue is gone.
+    cycle_drains_ = !competitive_ || cycle_count_ % kCompetitiveDrainCycles == 0;
+    if (!cycle_drains_) phase_ = Phase::cruise;
   }
-  if (phase == Phase::up) inflight_hi_growth_ = params_.max_datagram_bytes;
+  if (phase == Phase::up && inflight_hi_ != kInfiniteSsthresh) {
+    // +1/8, +1/4, +1/2 of the bound in UP's rounds (BBRv3 doubles its step
+    // each round too, from one packet: too slow to undo a 0.7 cut in the
+    // few rounds of one UP).
+    inflight_hi_growth_ = std::max(params_.max_datagram_bytes, inflight_hi_ / 8);
+  }
 }
 
 Duration ModelLaw::next_cycle_length() {
@@ -301,6 +323,26 @@ void ModelLaw::update_cwnd(ByteCount acked_bytes) {
   cwnd_ = std::max(std::min(cwnd_, inflight_hi_), min_cwnd());
 }
 
+void ModelLaw::check_full_queue(Duration rtt, Instant now) {
+  // A paced sender rarely loses at a drop-tail overflow (the bursts of the
+  // unpaced flows beside it do), so a paced CUBIC takes more than its
+  // share. The queue at (near) its fullest is the overflow the others
+  // answer: one cut per such episode, re-armed once the queue has fallen.
+  if (!min_rtt_) return;
+  const Duration full = std::max(last_cycle_max_rtt_, cycle_max_rtt_) - *min_rtt_;
+  const Duration queue = rtt - *min_rtt_;
+  if (full <= Duration{0}) return;
+  if (!full_queue_armed_) {
+    full_queue_armed_ = queue < full * kFullQueueRearm;
+    return;
+  }
+  if (queue < full * kFullQueue || cubic_cut_round_ == round_) return;
+  full_queue_armed_ = false;
+  cubic_cut_round_ = round_;
+  cubic_.on_congestion_event(now, n_flows_);
+  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+}
+
 void ModelLaw::on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, Instant now) {
   round_loss_.lost += lost_bytes;
   if (competitive_ && cubic_cut_round_ != round_) {
@@ -309,29 +351,31 @@ void ModelLaw::on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, 
     cubic_.on_congestion_event(now, n_flows_);
     cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
   }
-  if (loss_response_round_ != round_ && loss_too_high()) {
+  if (loss_response_round_ != round_ && loss_too_high(prior_in_flight)) {
     loss_response_round_ = round_;
     on_loss_too_high(prior_in_flight, now);
   }
 }
 
-bool ModelLaw::loss_too_high() const {
+bool ModelLaw::loss_too_high(ByteCount prior_in_flight) const {
   // Losses exceed kLossThreshold of the packets by a margin that a random
-  // loss rate of up to 1 % reaches rarely: 2 sigma of a Poisson count at
-  // the threshold, plus one packet. Checked over the current round (a fast
-  // answer to an overflow) and the last kLossWindowRounds (a slow one to a
-  // steady 2-3 %).
-  const auto over = [this](ByteCount lost, ByteCount delivered) {
-    const double packets = static_cast<double>(lost + delivered) / mss();
+  // loss rate of up to 1 % practically never reaches: 3 sigma of a Poisson
+  // count at the threshold, plus one packet. Checked over the current round
+  // (a fast answer to an overflow; early in a round the flight, as BBRv3's
+  // tx_in_flight, is its size) and over the last kLossWindowRounds (a slow
+  // answer to a steady 2-3 %).
+  const auto over = [this](ByteCount lost, ByteCount packets_bytes) {
+    const double packets = static_cast<double>(packets_bytes) / mss();
     const double expected = kLossThreshold * packets;
-    return static_cast<double>(lost) / mss() > expected + 2.0 * std::sqrt(expected) + 1.0;
+    return static_cast<double>(lost) / mss() > expected + 3.0 * std::sqrt(expected) + 1.0;
   };
   RoundLoss window = round_loss_;
   for (const RoundLoss& r : past_loss_) {
     window.lost += r.lost;
     window.delivered += r.delivered;
   }
-  return over(round_loss_.lost, round_loss_.delivered) || over(window.lost, window.delivered);
+  const ByteCount round = std::max(round_loss_.lost + round_loss_.delivered, prior_in_flight);
+  return over(round_loss_.lost, round) || over(window.lost, window.lost + window.delivered);
 }
 
 void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {

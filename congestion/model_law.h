@@ -27,9 +27,10 @@
 //
 // Loss: no multiplicative cut. Random loss of 0.1-1 % costs nothing; only a
 // loss rate above 2 % that is significant (losses in the current round or
-// over the last 8 rounds exceed 2 % of the packets by a Poisson margin)
-// bounds the flight (BBRv3's inflight_hi = 0.7 x the flight at the loss),
-// ends startup, and ends an UP probe. UP probes grow inflight_hi again. An
+// over the last 8 rounds exceed 2 % of the packets by 3 sigma of a Poisson
+// count) bounds the flight (BBRv3's inflight_hi = 0.7 x the flight at the
+// loss), ends startup, and ends an UP probe. Each UP probe grows inflight_hi
+// again (+1/8, +1/4, +1/2 in its rounds), until it is far above need. An
 // RTO collapses cwnd to one packet; it grows back by the bytes acked.
 //
 // Competition (the Vegas problem): a delay-targeting law starves beside a
@@ -75,6 +76,9 @@ class ModelLaw final : public WindowLaw {
   static constexpr Duration kProbeRttDuration = ms(200);
   static constexpr std::uint32_t kStandingCycles = 3;
   static constexpr std::uint32_t kLossWindowRounds = 8;
+  static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
+  static constexpr double kFullQueue = 0.95;       // of the largest queue seen
+  static constexpr double kFullQueueRearm = 0.6;
 
   explicit ModelLaw(const WindowLawParams& params);
 
@@ -121,8 +125,9 @@ class ModelLaw final : public WindowLaw {
   void enter_phase(Phase phase, Instant now);
   void enter_probe_rtt(Instant now);
   void check_probe_rtt(ByteCount inflight, Instant now);
-  bool loss_too_high() const;
+  bool loss_too_high(ByteCount prior_in_flight) const;
   void on_loss_too_high(ByteCount prior_in_flight, Instant now);
+  void check_full_queue(Duration rtt, Instant now);
   ByteCount target_cwnd() const;
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
@@ -155,7 +160,14 @@ class ModelLaw final : public WindowLaw {
   Instant cycle_start_{};
   Duration cycle_length_{};
   std::optional<Duration> cycle_min_rtt_;
+
   std::uint32_t standing_cycles_ = 0;
+  std::uint64_t cycle_count_ = 0;
+  bool cycle_drains_ = true;
+  Duration cycle_max_rtt_{0};
+  Duration last_cycle_max_rtt_{0};
+  bool full_queue_armed_ = true;
+  double bw_before_standing_ = 0;
   std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 
   // ProbeRTT.
