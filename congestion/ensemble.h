@@ -40,27 +40,13 @@
 
 #include "common/content_class.h"
 #include "common/units.h"
+#include "congestion/congestion_domain.h"
 #include "congestion/ensemble_config.h"
 #include "congestion/packet.h"
 #include "congestion/path_state.h"
 #include "congestion/stride_scheduler.h"
 
 namespace egw::congestion {
-
-struct AckOutcome {
-  std::vector<SentPacket> acked;  // newly acknowledged, in send order
-  std::vector<SentPacket> lost;   // newly declared lost, in send order
-};
-
-struct TimeoutOutcome {
-  std::vector<SentPacket> lost;  // declared lost by the time threshold or RTO
-  bool rto_fired = false;        // the tunnel should send a probe if nothing is lost
-  // Tail loss probes due (EnsembleConfig::tail_probes): per domain whose PTO
-  // fired, its newest outstanding packet. One packet of that member may now
-  // go whatever the window says: its new data or a retransmission if it has
-  // any, else this packet's data again (a PING if there is none to resend).
-  std::vector<SentPacket> probes;
-};
 
 struct EnsembleStats {
   ByteCount cwnd_bytes = 0;      // aggregate (sum over members for `none`)

@@ -80,6 +80,8 @@ struct EnsembleConfig {
   ByteCount max_datagram_bytes = 1200;        // window arithmetic unit ("MSS")
   std::uint32_t initial_window_packets = 10;  // RFC 6928
   std::uint32_t min_window_packets = 2;
+  // Configured WAN rate for what this side sends (bits/s of whole datagrams); 0 = none.
+  std::uint64_t max_rate_bps = 0;
   Duration initial_rtt = ms(333);  // RFC 9002 6.2.2, before any sample
   Duration min_rto = ms(200);      // Linux's floor; RFC 6298 says 1 s
   Duration max_rto = ms(60'000);

@@ -89,8 +89,8 @@ class WindowLaw {
   // `prior_in_flight` the flight before they were taken out of it.
   virtual void on_packets_lost(ByteCount /*lost_bytes*/, ByteCount /*prior_in_flight*/,
                                Instant /*now*/) {}
-  // The rate the pacer should send at, if the law has one (none: the
-  // pacer derives it from cwnd / srtt).
+  // The rate this law wants packets paced at, in bytes per second of whole
+  // datagrams; nullopt: the domain derives one from cwnd and srtt.
   virtual std::optional<double> pacing_rate_bytes_per_s() const { return std::nullopt; }
 };
 

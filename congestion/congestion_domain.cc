@@ -1,0 +1,507 @@
+#include "congestion/congestion_domain.h"
+
+#include <algorithm>
+
+namespace egw::congestion {
+
+namespace {
+
+// A sender with fewer than this many packets of room left in the window is
+// window-limited (quiche kMaxBurstBytes: an ack clock releases a few packets
+// at a time, so "flight == cwnd" is rarely exact).
+constexpr ByteCount kCwndLimitedSlackPackets = 3;
+// TCP Veno's beta: below this backlog (packets queued by our window) a loss
+// is taken as random, not as a queue overflow.
+constexpr double kVenoBacklogPackets = 3.0;
+
+DomainListener& default_listener() {
+  static DomainListener listener;
+  return listener;
+}
+
+RttConfig rtt_config(const EnsembleConfig& config) {
+  return RttConfig{config.initial_rtt, config.min_rto, config.max_rto, ms(1)};
+}
+
+}  // namespace
+
+DomainCounters& DomainCounters::operator+=(const DomainCounters& o) {
+  packets_lost += o.packets_lost;
+  loss_rounds += o.loss_rounds;
+  rto_count += o.rto_count;
+  tail_probes += o.tail_probes;
+  spurious_rounds += o.spurious_rounds;
+  random_loss_rounds += o.random_loss_rounds;
+  return *this;
+}
+
+CongestionDomain::CongestionDomain(const EnsembleConfig& config, const DomainOptions& options,
+                                   Instant now, DomainListener* listener)
+    : config_(config),
+      listener_(listener ? listener : &default_listener()),
+      resume_after_idle_(options.resume_after_idle),
+      rtt_(rtt_config(config)),
+      sent_(LossDetectionConfig{config.packet_threshold, config.time_threshold, ms(1)}),
+      pacer_(config.pacing.max_burst_packets),
+      initial_window_packets_(options.initial_window_packets),
+      initial_window_bytes_(options.initial_window_packets * config.max_datagram_bytes),
+      idle_since_(now) {
+  law_ = make_window_law(config.law, law_params());
+  // Slow start is never paced here, so L = 8 (RFC 9406 4.2).
+  if (config.slow_start == SlowStart::hystart_pp) hystart_.emplace(/*paced=*/false);
+}
+
+WindowLawParams CongestionDomain::law_params() const {
+  return WindowLawParams{mss(), initial_window_packets_ * mss(), config_.min_window_packets * mss()};
+}
+
+void CongestionDomain::resume_from(const PathState& saved) {
+  resume_.emplace(saved, initial_window_bytes_, config_.resume.rtt_check_first);
+  if (!config_.resume.rtt_check_first) {
+    // TCP fast start: the saved RTT is trusted at once (its RTO included).
+    rtt_.seed(saved.srtt, saved.rttvar, saved.min_rtt);
+    if (resume_->unvalidated()) law_->set_state(resume_->jump_bytes(), kInfiniteSsthresh);
+  }
+  // With the RTT check the estimator starts fresh (RFC 6298 2.1): the saved
+  // RTT is only compared with the first sample, so a path that got slower
+  // meanwhile cannot cause spurious timeouts on the old, short RTO.
+  if (!resume_->reconnaissance() && !resume_->unvalidated()) resume_.reset();
+}
+
+void CongestionDomain::on_max_datagram_changed() {
+  // RFC 9002 7.2: "If the maximum datagram size changes during the
+  // connection, the initial congestion window SHOULD be recalculated with
+  // the new size."
+  const ByteCount old_initial = initial_window_bytes_;
+  initial_window_bytes_ = initial_window_packets_ * mss();
+  law_->set_params(law_params());
+  if (resume_) resume_->set_initial_window_bytes(initial_window_bytes_);
+  // A window nothing has been sent on yet is no measurement: it is simply
+  // the initial window, so it becomes the new one.
+  if (!sent_.largest_sent() && law_->cwnd_bytes() == old_initial) {
+    law_->set_state(initial_window_bytes_, law_->ssthresh_bytes());
+  }
+}
+
+bool CongestionDomain::cwnd_limited(ByteCount prior_flight) const {
+  const ByteCount cwnd = law_->cwnd_bytes();
+  if (prior_flight + kCwndLimitedSlackPackets * mss() >= cwnd) return true;
+  // Slow start doubles per RTT: a sender using more than half is using it.
+  return law_->in_slow_start() && prior_flight > cwnd / 2;
+}
+
+bool CongestionDomain::looks_random(ByteCount prior_flight) const {
+  if (config_.random_loss != RandomLoss::veno || !rtt_.has_sample()) return false;
+  // The largest RTT of the last round or two, not the last ack's: a sender
+  // held by flow control or the application sends in bursts, and the loss
+  // at a burst's tail is often detected by acks of the next burst, which
+  // found the queue drained (recent_max_rtt.h).
+  // (It holds the latest sample too; srtt covers a state seeded from the cache.)
+  const Duration rtt = std::max(rtt_.srtt(), recent_max_rtt_.get());
+  const Duration base = rtt_.min_rtt();
+  if (rtt <= Duration{0} || base <= Duration{0}) return false;
+  // Veno's N = (Expected - Actual) * BaseRTT = window * (RTT - BaseRTT) / RTT,
+  // in packets; beta = 3. The window is what was in flight: below cwnd when
+  // the sender is not window-limited, and only that can be queued. A stale
+  // min RTT (a longer route) overestimates N: the safe side, a full cut.
+  const ByteCount window = std::min(law_->cwnd_bytes(), prior_flight);
+  const double backlog_packets = static_cast<double>(window) * to_seconds(rtt - base) /
+                                 to_seconds(rtt) / static_cast<double>(mss());
+  return backlog_packets < kVenoBacklogPackets;
+}
+
+bool CongestionDomain::restart_due(Instant now) const {
+  return sent_.empty() && !resume_ && rtt_.srtt() > Duration{0} &&
+         now - idle_since_ > rtt_.rto() && law_->cwnd_bytes() > initial_window_bytes_;
+}
+
+void CongestionDomain::restart_after_idle(Instant now) {
+  const ByteCount ssthresh = law_->ssthresh_bytes();
+  const bool resumable = resume_after_idle_ && config_.resume.enabled &&
+                         now - idle_since_ <= config_.resume.max_idle;
+  if (!resumable) {
+    // RFC 5681 4.1: restart window = min(IW, cwnd); ssthresh remembers.
+    law_->set_state(initial_window_bytes_, ssthresh);
+    return;
+  }
+  const PathState saved{law_->cwnd_bytes(), ssthresh,    rtt_.srtt(), rtt_.rttvar(),
+                        rtt_.min_rtt(),     mss(), idle_since_};
+  resume_.emplace(saved, initial_window_bytes_, config_.resume.rtt_check_first);
+  law_->set_state(resume_->unvalidated() ? resume_->jump_bytes() : initial_window_bytes_,
+                  resume_->unvalidated() ? kInfiniteSsthresh : ssthresh);
+  if (!resume_->reconnaissance() && !resume_->unvalidated()) resume_.reset();
+  pacer_.reset();
+}
+
+Duration CongestionDomain::resume_interval() const {
+  return burst_interval_for(resume_->jump_bytes(), resume_->pacing_period(),
+                            config_.pacing.max_burst_packets, mss());
+}
+
+SendGate CongestionDomain::gate(Instant now, bool beyond_window) const {
+  SendGate g;
+  const ByteCount flight = sent_.bytes_in_flight();
+  // A domain about to restart after idle is judged by the window it restarts with.
+  const ByteCount limit = restart_due(now) ? initial_window_bytes_ : law_->cwnd_bytes();
+  const bool window = prr_ ? prr_->may_send() : flight + mss() <= limit;
+  g.window_open = beyond_window || window || recovery_send_pending_ || probe_pending_;
+  g.unheld = probe_pending_;
+  if (!g.window_open || g.unheld) return g;
+  if (resume_ && resume_->is_extra(flight, mss())) {
+    g.hold(pacer_.next_release(now, resume_interval()), now);  // beyond the ACK clock
+  }
+  return g;
+}
+
+bool CongestionDomain::next_is_extra() const {
+  return resume_ && resume_->is_extra(sent_.bytes_in_flight(), mss());
+}
+
+bool CongestionDomain::on_sent(const SentPacket& packet) {
+  const Instant now = packet.sent_time;
+  if (sent_.empty()) {
+    if (restart_due(now)) {
+      restart_after_idle(now);
+    } else {
+      law_->on_idle_ended(now - idle_since_);
+    }
+    rto_armed_at_ = now;  // RFC 6298 5.1
+  }
+  const bool extra = resume_ && resume_->is_extra(sent_.bytes_in_flight(), packet.bytes);
+  sent_.on_sent(packet);
+  recovery_send_pending_ = false;
+  probe_pending_ = false;
+  if (prr_) prr_->on_sent(packet.bytes);
+  if (hystart_) hystart_->on_packet_sent(packet.number);
+  if (extra) pacer_.on_sent(now, resume_interval());
+  if (resume_) resume_->on_sent(packet.number, packet.bytes, extra);
+  return extra;
+}
+
+void CongestionDomain::update_timer(Instant now, bool new_data_acked) {
+  if (sent_.empty()) {
+    if (rto_armed_at_) idle_since_ = now;
+    rto_armed_at_.reset();
+    probes_unanswered_ = 0;
+    probe_pending_ = false;
+    return;
+  }
+  // RFC 6298 5.3: restart on an ack of new data, from any member.
+  if (new_data_acked || !rto_armed_at_) rto_armed_at_ = now;
+}
+
+void CongestionDomain::end_prr_if_recovered(PacketNumber largest_acked_in_event) {
+  if (!prr_ || !recovery_point_) return;
+  // RFC 9002 7.3.2: a packet sent after recovery began was acked; RFC 6582:
+  // nothing sent before it is outstanding.
+  const auto oldest = sent_.smallest_outstanding();
+  if (largest_acked_in_event > *recovery_point_ || !oldest || *oldest > *recovery_point_) {
+    prr_.reset();  // cwnd = ssthresh already: the plain gate takes over
+  }
+}
+
+void CongestionDomain::forget_undo() {
+  if (!undo_) return;
+  for (std::size_t i = 0; i < undo_->lost.size(); ++i) listener_->on_undo_forgets(undo_->lost[i]);
+}
+
+void CongestionDomain::remember_lost(const std::vector<SentPacket>& lost, std::size_t first) {
+  if (!undo_ || undo_->overflowed) return;
+  for (std::size_t i = first; i < lost.size(); ++i) {
+    if (undo_->lost.size() == SpuriousLossUndo::kMaxTracked) {
+      forget_undo();
+      undo_->overflowed = true;
+      return;
+    }
+    undo_->lost.push_back(lost[i].number);
+    listener_->on_undo_awaits(lost[i]);
+  }
+}
+
+void CongestionDomain::undo_if_spurious(std::span<const AckedRange> ranges) {
+  if (!undo_ || undo_->overflowed || undo_->lost.empty()) return;
+  RingDeque<PacketNumber>& lost = undo_->lost;
+  // Drop every lost number an ack range covers (a handful of each).
+  for (std::size_t i = 0; i < lost.size();) {
+    const PacketNumber n = lost[i];
+    const bool acked = std::any_of(ranges.begin(), ranges.end(), [n](const AckedRange& r) {
+      return r.smallest <= n && n <= r.largest;
+    });
+    if (!acked) {
+      ++i;
+      continue;
+    }
+    listener_->on_undo_forgets(n);
+    lost[i] = lost.back();
+    lost.pop_back();
+  }
+  if (!lost.empty()) return;
+  // Every packet the round declared lost arrived: reordering, not congestion.
+  law_->set_state(undo_->cwnd_before, undo_->ssthresh_before);
+  undo_.reset();
+  prr_.reset();
+  recovery_send_pending_ = false;
+  ++counters_.spurious_rounds;
+}
+
+bool CongestionDomain::resume_on_lost() {
+  if (!resume_) return false;
+  if (auto fallback = resume_->on_lost()) {
+    // Unvalidated: fall back without penalty: a fresh flow's window, no
+    // loss round; the rest of the jump lost with it is in this round.
+    law_->set_state(fallback->cwnd_bytes, fallback->ssthresh_bytes);
+    recovery_point_ = sent_.largest_sent();
+    resume_.reset();
+    return true;
+  }
+  resume_.reset();  // reconnaissance: the resume ends, normal recovery follows
+  return false;
+}
+
+std::uint32_t CongestionDomain::new_decreases(const std::vector<SentPacket>& lost,
+                                              std::size_t first) {
+  if (config_.coupling != CouplingMode::n_flows) {
+    const PacketNumber largest_lost = lost.back().number;
+    return !recovery_point_ || largest_lost > *recovery_point_ ? 1 : 0;  // a new loss round
+  }
+  // EFCM 2.4.2: each of n flows halves its own window once per its own loss
+  // round, so the aggregate shrinks by 1/(2n) once per member that lost a
+  // packet sent after that member's last decrease.
+  std::uint32_t decreases = 0;
+  for (std::size_t i = first; i < lost.size(); ++i) {
+    const SentPacket& p = lost[i];
+    auto it = member_recovery_.find(p.member);
+    if (it != member_recovery_.end() && p.number <= it->second) continue;
+    member_recovery_[p.member] = std::max(sent_.largest_sent().value_or(0), p.number);
+    ++decreases;
+  }
+  return decreases;
+}
+
+void CongestionDomain::on_lost(const std::vector<SentPacket>& lost, std::size_t first,
+                               Instant now, ByteCount prior_flight_bytes) {
+  if (first == lost.size()) return;
+  counters_.packets_lost += lost.size() - first;
+  if (resume_on_lost()) return;
+  const ByteCount cwnd_before = law_->cwnd_bytes();
+  const ByteCount ssthresh_before = law_->ssthresh_bytes();
+  const std::uint32_t decreases = new_decreases(lost, first);
+  if (decreases == 0) {
+    remember_lost(lost, first);  // more losses of the round being undone
+    return;
+  }
+  forget_undo();
+  undo_.emplace();
+  undo_->cwnd_before = cwnd_before;
+  undo_->ssthresh_before = ssthresh_before;
+  remember_lost(lost, first);
+  const std::uint32_t flows = listener_->law_flows();
+  if (looks_random(prior_flight_bytes)) {
+    law_->on_random_loss_events(now, flows, decreases);
+    counters_.random_loss_rounds += decreases;
+  } else {
+    law_->on_congestion_events(now, flows, decreases);
+  }
+  counters_.loss_rounds += decreases;
+  recovery_point_ = sent_.largest_sent();
+  if (hystart_) hystart_->on_congestion();
+  recovery_send_pending_ = config_.send_one_on_recovery;
+  if (config_.recovery == Recovery::prr) prr_.emplace(law_->ssthresh_bytes(), prior_flight_bytes);
+  listener_->on_congestion_event();  // shares were computed from the old window
+}
+
+void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_delay,
+                              Instant now, AckOutcome& out, SentPackets::AckResult& result) {
+  const ByteCount prior_flight = sent_.bytes_in_flight();  // RecoverFS if recovery starts
+  result.acked.clear();
+  result.rtt_sample.reset();
+  undo_if_spurious(ranges);
+  sent_.on_ack(ranges, now, result);
+  if (result.acked.empty()) return;
+  if (result.rtt_sample) {
+    rtt_.on_sample(*result.rtt_sample, ack_delay);
+    recent_max_rtt_.on_sample(now, *result.rtt_sample, rtt_.srtt());
+  }
+  rtt_.reset_backoff();
+  probes_unanswered_ = 0;
+  probe_pending_ = false;  // acks flow again: the window decides
+  const std::size_t first_lost = out.lost.size();
+  sent_.detect_lost(now, std::max(rtt_.srtt(), rtt_.latest_rtt()), out.lost);
+  // RFC 9002 A.7: losses first, so an ack that reveals a loss starts the loss
+  // round before any of its acks could grow the window.
+  on_lost(out.lost, first_lost, now, prior_flight);
+
+  ByteCount acked_bytes = 0;
+  ByteCount growable_bytes = 0;  // acks of packets sent after recovery began
+  for (const SentPacket& p : result.acked) {
+    acked_bytes += p.bytes;
+    if (!recovery_point_ || p.number > *recovery_point_) growable_bytes += p.bytes;
+    listener_->on_left_flight(p);
+  }
+  for (std::size_t i = first_lost; i < out.lost.size(); ++i) listener_->on_left_flight(out.lost[i]);
+  grow(result, growable_bytes, prior_flight, now);
+  after_ack(result, acked_bytes);
+  update_timer(now, /*new_data_acked=*/true);
+  out.acked.insert(out.acked.end(), result.acked.begin(), result.acked.end());
+}
+
+void CongestionDomain::grow(const SentPackets::AckResult& result, ByteCount growable_bytes,
+                            ByteCount prior_flight, Instant now) {
+  // The window grows only when it was used (RFC 7661), not while a careful
+  // resume is unvalidated, and, in congestion avoidance, not while the owner
+  // holds it (a joiner's share clocked out of the others' acks, seed 003).
+  // In slow start the growth slot of each ack stays: the aggregate then sends
+  // two packets per ack, the joiner's and the growth, which is slow start's
+  // own pace, not a burst; holding it cost every web page's ramp whenever an
+  // object joined (E-TCP frames page: HTML 8.7 % slower than the uncoupled
+  // bundle with the hold, 4.8 % faster without it).
+  const bool hold = resume_unvalidated() || !cwnd_limited(prior_flight) ||
+                    (!law_->in_slow_start() && listener_->growth_held());
+  listener_->on_acked(result.acked, now);
+  bool css_over = false;  // HyStart++ CSS ran CSS_ROUNDS: congestion avoidance
+  if (!hold && hystart_ && hystart_->phase() != HyStart::Phase::done &&
+      law_->ssthresh_bytes() == kInfiniteSsthresh) {
+    growable_bytes =
+        hystart_->on_ack(growable_bytes, result.acked.back().number, result.rtt_sample, mss());
+    css_over = hystart_->phase() == HyStart::Phase::done;
+  }
+  if (!hold && growable_bytes > 0) {
+    law_->on_ack(growable_bytes, RttInfo{rtt_.latest_rtt(), rtt_.srtt(), rtt_.min_rtt()}, now,
+                 listener_->law_flows());
+  }
+  if (css_over) law_->set_state(law_->cwnd_bytes(), law_->cwnd_bytes());  // ssthresh = cwnd
+}
+
+void CongestionDomain::after_ack(const SentPackets::AckResult& result, ByteCount acked_bytes) {
+  // Careful resume: the first RTT sample of the busy period decides the jump,
+  // from the window slow start reached with this ack (never below it).
+  bool jumped = false;  // this ack's bytes validate nothing of the jump
+  if (result.rtt_sample && resume_ && resume_->reconnaissance()) {
+    if (auto jump = resume_->on_rtt_sample(*result.rtt_sample, law_->cwnd_bytes())) {
+      law_->set_state(jump->cwnd_bytes, jump->ssthresh_bytes);
+      pacer_.reset();
+      jumped = true;
+    } else {
+      resume_.reset();
+    }
+  }
+  const PacketNumber largest_acked = result.acked.back().number;
+  end_prr_if_recovered(largest_acked);
+  if (prr_) {
+    // DeliveredData: what this ack newly acknowledged (our acks are SACKs).
+    prr_->on_ack(acked_bytes, sent_.bytes_in_flight(), mss());
+    end_prr_if_recovered(largest_acked);
+  }
+  if (resume_unvalidated() && !jumped) {
+    if (auto validated = resume_->on_acked(acked_bytes, sent_.smallest_outstanding())) {
+      law_->set_state(validated->cwnd_bytes, validated->ssthresh_bytes);
+      resume_.reset();
+    }
+  }
+}
+
+void CongestionDomain::fire_rto(Instant now, TimeoutOutcome& out) {
+  // RFC 6298 5.4-5.6 and RFC 5681 3.1: everything outstanding is presumed
+  // lost, ssthresh from FlightSize, cwnd = 1 MSS, the timer backs off.
+  const ByteCount flight = sent_.bytes_in_flight();
+  const PacketNumber recover = sent_.largest_sent().value_or(0);
+  const std::size_t first = out.lost.size();
+  sent_.take_all(out.lost);
+  counters_.packets_lost += out.lost.size() - first;
+  for (std::size_t i = first; i < out.lost.size(); ++i) listener_->on_left_flight(out.lost[i]);
+  std::optional<CarefulResume::Outcome> fallback;
+  if (resume_) fallback = resume_->on_lost();
+  resume_.reset();
+  if (fallback) {
+    // TCP fast start 3.4.4, "slow start without penalty": a timeout of the
+    // unvalidated window says the saved state was stale, not that the path
+    // is congested: a fresh flow's window, no backoff, and an RTT estimator
+    // started afresh (the timer ran on the old, possibly stale srtt).
+    law_->set_state(fallback->cwnd_bytes, fallback->ssthresh_bytes);
+    rtt_ = RttEstimator(rtt_config(config_));
+  } else {
+    law_->on_rto(flight, listener_->law_flows());
+    rtt_.on_rto_expired();
+    if (hystart_) hystart_->on_congestion();
+  }
+  ++counters_.rto_count;
+  forget_undo();
+  undo_.reset();  // a timeout is no reordering
+  recovery_point_ = recover;
+  recovery_send_pending_ = false;
+  prr_.reset();  // RFC 6937 applies to fast recovery only; slow start after an RTO
+  listener_->on_congestion_event();
+  update_timer(now, false);
+  out.rto_fired = true;
+}
+
+void CongestionDomain::fire_probe(Instant now, TimeoutOutcome& out) {
+  // RFC 9002 6.2.4: a probe, nothing declared lost, the window untouched;
+  // the next PTO is twice as long (6.2.1) and starts now.
+  ++probes_unanswered_;
+  ++counters_.tail_probes;
+  probe_pending_ = true;
+  rto_armed_at_ = now;
+  out.probes.push_back(sent_.newest());
+}
+
+bool CongestionDomain::probe_next() const {
+  return probes_unanswered_ < config_.tail_probes && !resume_unvalidated();
+}
+
+Duration CongestionDomain::timer_interval() const {
+  const Duration rto = rtt_.rto();
+  if (!probe_next()) return rto;
+  // Never later than the RTO would have fired (Linux TLP): the probe changes
+  // the response to a silent tail, not when it comes. PTO and RTO differ by
+  // max_ack_delay and the RTO's floor, so on most paths they coincide.
+  return std::min(rtt_.pto(config_.max_ack_delay), rto) * (std::int64_t{1} << probes_unanswered_);
+}
+
+std::optional<Instant> CongestionDomain::next_timeout() const {
+  if (sent_.empty()) return std::nullopt;
+  std::optional<Instant> earliest = sent_.loss_time();
+  if (rto_armed_at_) {
+    const Instant t = *rto_armed_at_ + timer_interval();
+    earliest = earliest ? std::min(*earliest, t) : t;
+  }
+  return earliest;
+}
+
+void CongestionDomain::on_timeout(Instant now, TimeoutOutcome& out) {
+  if (sent_.empty()) return;
+  if (auto t = sent_.loss_time(); t && *t <= now) {
+    const ByteCount prior_flight = sent_.bytes_in_flight();
+    const std::size_t first = out.lost.size();
+    sent_.detect_lost(now, std::max(rtt_.srtt(), rtt_.latest_rtt()), out.lost);
+    for (std::size_t i = first; i < out.lost.size(); ++i) listener_->on_left_flight(out.lost[i]);
+    on_lost(out.lost, first, now, prior_flight);
+    end_prr_if_recovered(/*largest_acked_in_event=*/0);  // no ack in a timeout
+    update_timer(now, false);
+  } else if (rto_armed_at_ && *rto_armed_at_ + timer_interval() <= now) {
+    if (probe_next()) {
+      fire_probe(now, out);
+    } else {
+      fire_rto(now, out);
+    }
+  }
+}
+
+PathObservation CongestionDomain::observe(Instant now) const {
+  PathObservation o;
+  PathState& s = o.state;
+  s.cwnd_bytes = law_->cwnd_bytes();
+  s.ssthresh_bytes = law_->ssthresh_bytes();
+  s.srtt = rtt_.srtt();
+  s.rttvar = rtt_.rttvar();
+  s.min_rtt = rtt_.min_rtt();
+  s.max_datagram_bytes = mss();
+  s.saved_at = now;
+  o.in_initial_slow_start = s.ssthresh_bytes == kInfiniteSsthresh;
+  // An unvalidated jump is a claim, not knowledge; recovery is a transient.
+  o.window_unreliable = resume_unvalidated() || prr_.has_value();
+  o.backed_off = rtt_.backoff() > 0;
+  return o;
+}
+
+}  // namespace egw::congestion
