@@ -1,0 +1,101 @@
+// Scenario: the model window law through the tunnel (model_law_experiment.h)
+// on issue 20's links, with NewReno and CUBIC on the same paths for the
+// figures. Deterministic (seeded simulator); a few seconds of CPU.
+#include <gtest/gtest.h>
+
+#include "tests/scenarios/bulk_competition.h"
+#include "tests/scenarios/model_law_experiment.h"
+
+namespace egw::scenarios {
+namespace {
+
+using congestion::WindowLawKind;
+
+std::vector<ModelLawRun> run_all(const ModelLawPath& path) {
+  std::vector<ModelLawRun> runs;
+  for (const auto law : {WindowLawKind::newreno, WindowLawKind::cubic, WindowLawKind::model}) {
+    runs.push_back(run_model_law_bulk(path, law));
+  }
+  return runs;
+}
+
+// 20 Mbit/s, 60 ms RTT, 600-packet buffer, random loss 0.2 % and 1 %: the
+// model keeps >= 90 % of the link with a short queue.
+TEST(ScenarioModelLaw, RandomLossOnADeepBuffer) {
+  for (const double loss : {0.002, 0.01}) {
+    ModelLawPath path;
+    path.label = "lossy deep buffer";
+    path.loss_probability = loss;
+    const auto runs = run_all(path);
+    SCOPED_TRACE(report_model_law(path, runs));
+    std::printf("%s", report_model_law(path, runs).c_str());
+    const ModelLawRun& model = runs[2];
+    EXPECT_GE(model.utilisation, 0.9);
+    EXPECT_LE(model.queue_p99_ms, 30.0);
+    EXPECT_EQ(model.mismatches, 0u);
+    EXPECT_GT(model.utilisation, runs[0].utilisation);
+    EXPECT_GT(model.utilisation, runs[1].utilisation);
+  }
+}
+
+// The same deep buffer without loss: NewReno and CUBIC fill it, the model
+// keeps its queue target.
+TEST(ScenarioModelLaw, DeepBufferWithoutLoss) {
+  ModelLawPath path;
+  path.label = "deep buffer";
+  const auto runs = run_all(path);
+  SCOPED_TRACE(report_model_law(path, runs));
+  std::printf("%s", report_model_law(path, runs).c_str());
+  EXPECT_GE(runs[2].utilisation, 0.9);
+  EXPECT_LE(runs[2].queue_p99_ms, 30.0);
+  EXPECT_GT(runs[1].queue_p99_ms, 100.0);
+}
+
+// Long fat paths: 100 Mbit/s at 100 ms, and a geostationary 10 Mbit/s at
+// 600 ms, one stream each.
+TEST(ScenarioModelLaw, LongFatPaths) {
+  ModelLawPath lfn{"100M 100ms", 100'000'000, ms(50), 1000, 0.0, ms(3'000), ms(6'000)};
+  ModelLawPath geo{"GEO 10M 600ms", 10'000'000, ms(300), 700, 0.0, ms(8'000), ms(16'000)};
+  for (const ModelLawPath& path : {lfn, geo}) {
+    const ModelLawRun model = run_model_law_bulk(path, WindowLawKind::model);
+    SCOPED_TRACE(report_model_law(path, {model}));
+    std::printf("%s", report_model_law(path, {model}).c_str());
+    EXPECT_GE(model.utilisation, 0.9);
+  }
+}
+
+// Sharing a bottleneck with CUBIC flows outside the ensemble (each its own
+// connection, CUBIC law): a `single` ensemble of one bulk stream against 1
+// and against 4 of them takes 0.5x-2x one CUBIC flow's share, with the
+// ensemble's law model, and as a reference CUBIC and NewReno.
+// 20 Mbit/s, 60 ms RTT, 600-packet (deep) buffer, 2 seeds, 20-40 s window.
+TEST(ScenarioModelLaw, SharesWithCubicFlows) {
+  CompetitionPath path;
+  path.bottleneck_bits_per_second = 20'000'000;
+  path.one_way_delay = ms(30);
+  path.queue_limit_packets = 600;
+  path.law = WindowLawKind::cubic;
+  path.warmup = ms(20'000);
+  path.horizon = ms(40'000);
+  path.runs = 2;
+  for (const std::size_t cubic_flows : {std::size_t{1}, std::size_t{4}}) {
+    for (const auto law : {WindowLawKind::newreno, WindowLawKind::cubic, WindowLawKind::model}) {
+      CompetitionGroup ensemble{"ensemble", congestion::CouplingMode::single, 1, true, 0, law};
+      CompetitionGroup cubic{"cubic", congestion::CouplingMode::single, cubic_flows, false, 0,
+                             WindowLawKind::cubic};
+      const CompetitionResult r = run_competition(path, {ensemble, cubic});
+      const double one_cubic = r.groups.at(1).total_bits_per_second / static_cast<double>(cubic_flows);
+      const double share = r.groups.at(0).total_bits_per_second / one_cubic;
+      std::printf("ensemble (%s) vs %zu CUBIC: %.2f vs %.2f Mbit/s per CUBIC flow: %.2fx, util %.1f %%\n",
+                  law_name(law), cubic_flows, r.groups.at(0).total_bits_per_second / 1e6, one_cubic / 1e6,
+                  share, 100 * r.bottleneck_utilization);
+      if (law == WindowLawKind::model) {
+        EXPECT_GE(share, 0.5) << cubic_flows;
+        EXPECT_LE(share, 2.0) << cubic_flows;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace egw::scenarios
