@@ -92,8 +92,6 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   if (rs.round_start) on_round_start(rs);
   if (rs.rtt && state_ == State::probe_bw) {
     cycle_min_rtt_ = cycle_min_rtt_ ? std::min(*cycle_min_rtt_, *rs.rtt) : *rs.rtt;
-    cycle_max_rtt_ = std::max(cycle_max_rtt_, *rs.rtt);
-    if (competitive_) check_full_queue(*rs.rtt, now);
   }
   const ByteCount gone = rs.acked_bytes + rs.lost_bytes;
   const ByteCount inflight = rs.prior_in_flight > gone ? rs.prior_in_flight - gone : 0;
@@ -170,7 +168,10 @@ void ModelLaw::advance_state(ByteCount inflight, Instant now) {
     case State::probe_bw: advance_probe_bw(inflight, now); break;
     case State::probe_rtt: check_probe_rtt(inflight, now); return;
   }
-  const Duration window = competitive_ ? kCompetitiveMinRttWindow : kMinRttWindow;
+  // Suspecting someone else's standing queue, ProbeRTT would only measure
+  // it and take it for the path's RTT: the competitive window then.
+  const Duration window =
+      competitive_ || standing_cycles_ > 0 ? kCompetitiveMinRttWindow : kMinRttWindow;
   if (state_ == State::probe_bw && min_rtt_ && now - min_rtt_stamp_ > window) {
     if (competitive_) {
       // A standing queue for a minute: take the RTT as it now is (a route
@@ -229,8 +230,6 @@ void ModelLaw::end_cycle(Instant now) {
     cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
   }
   ++cycle_count_;
-  last_cycle_max_rtt_ = cycle_max_rtt_;
-  cycle_max_rtt_ = Duration{0};
   // BBRv3: the max filter spans this cycle and the last one.
   bw_hi_[0] = bw_hi_[1];
   bw_hi_[1] = 0;
@@ -293,8 +292,11 @@ ByteCount ModelLaw::target_cwnd() const {
   const ByteCount bdp = bdp_bytes();
   switch (state_) {
     case State::startup:
-    case State::drain:
       return static_cast<ByteCount>(kStartupCwndGain * static_cast<double>(bdp));
+    case State::drain:
+      // Not only the pacing gain: without a pacer (or behind a slower one)
+      // the window is what drains startup's queue.
+      return bdp + queue_target_bytes();
     case State::probe_rtt: return std::max(bdp / 2, min_cwnd());
     case State::probe_bw: break;
   }
@@ -321,26 +323,6 @@ void ModelLaw::update_cwnd(ByteCount acked_bytes) {
     cwnd_ += acked_bytes;  // startup: grow by what is delivered (BBR)
   }
   cwnd_ = std::max(std::min(cwnd_, inflight_hi_), min_cwnd());
-}
-
-void ModelLaw::check_full_queue(Duration rtt, Instant now) {
-  // A paced sender rarely loses at a drop-tail overflow (the bursts of the
-  // unpaced flows beside it do), so a paced CUBIC takes more than its
-  // share. The queue at (near) its fullest is the overflow the others
-  // answer: one cut per such episode, re-armed once the queue has fallen.
-  if (!min_rtt_) return;
-  const Duration full = std::max(last_cycle_max_rtt_, cycle_max_rtt_) - *min_rtt_;
-  const Duration queue = rtt - *min_rtt_;
-  if (full <= Duration{0}) return;
-  if (!full_queue_armed_) {
-    full_queue_armed_ = queue < full * kFullQueueRearm;
-    return;
-  }
-  if (queue < full * kFullQueue || cubic_cut_round_ == round_) return;
-  full_queue_armed_ = false;
-  cubic_cut_round_ = round_;
-  cubic_.on_congestion_event(now, n_flows_);
-  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
 }
 
 void ModelLaw::on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, Instant now) {

@@ -15,7 +15,7 @@
 // States (BBRv3 shapes, our gains):
 //   startup    pacing 2.77 bw, cwnd += acked up to 2 BDP. Ends when bw grew
 //              < 25 % in 3 rounds, or a round's loss rate is too high.
-//   drain      pacing 0.35 bw until the flight is <= BDP.
+//   drain      pacing 0.35 bw, cwnd BDP + target, until the flight is <= BDP.
 //   probe_bw   a cycle of DOWN (pacing 0.9 until the flight is <= BDP: the
 //              queue empties, and the RTT then shows whether someone else
 //              keeps a standing queue), CRUISE (pacing 1.0 for 2-3 s) and UP
@@ -77,8 +77,6 @@ class ModelLaw final : public WindowLaw {
   static constexpr std::uint32_t kStandingCycles = 3;
   static constexpr std::uint32_t kLossWindowRounds = 8;
   static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
-  static constexpr double kFullQueue = 0.95;       // of the largest queue seen
-  static constexpr double kFullQueueRearm = 0.6;
 
   explicit ModelLaw(const WindowLawParams& params);
 
@@ -127,7 +125,6 @@ class ModelLaw final : public WindowLaw {
   void check_probe_rtt(ByteCount inflight, Instant now);
   bool loss_too_high(ByteCount prior_in_flight) const;
   void on_loss_too_high(ByteCount prior_in_flight, Instant now);
-  void check_full_queue(Duration rtt, Instant now);
   ByteCount target_cwnd() const;
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
@@ -164,9 +161,6 @@ class ModelLaw final : public WindowLaw {
   std::uint32_t standing_cycles_ = 0;
   std::uint64_t cycle_count_ = 0;
   bool cycle_drains_ = true;
-  Duration cycle_max_rtt_{0};
-  Duration last_cycle_max_rtt_{0};
-  bool full_queue_armed_ = true;
   double bw_before_standing_ = 0;
   std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 

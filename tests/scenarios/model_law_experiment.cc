@@ -44,6 +44,8 @@ ModelLawRun run_model_law_bulk(const ModelLawPath& path, congestion::WindowLawKi
     // Flow control out of the way (issue 20 item 5 is another change).
     c.stream_receive_window_bytes = 64 << 20;
     c.connection_receive_window_bytes = 64 << 20;
+    c.stream_send_buffer_bytes = 64 << 20;
+    c.connection_send_buffer_bytes = 64 << 20;
   };
   const std::size_t pair = s.add_pair(pair_config);
   const double seconds = to_seconds(path.horizon);
