@@ -55,7 +55,7 @@ TEST(ScenarioModelLaw, DeepBufferWithoutLoss) {
 // 600 ms, one stream each.
 TEST(ScenarioModelLaw, LongFatPaths) {
   ModelLawPath lfn{"100M 100ms", 100'000'000, ms(50), 1000, 0.0, ms(3'000), ms(6'000)};
-  ModelLawPath geo{"GEO 10M 600ms", 10'000'000, ms(300), 700, 0.0, ms(8'000), ms(16'000)};
+  ModelLawPath geo{"GEO 10M 600ms", 10'000'000, ms(300), 700, 0.0, ms(12'000), ms(20'000)};
   for (const ModelLawPath& path : {lfn, geo}) {
     const ModelLawRun model = run_model_law_bulk(path, WindowLawKind::model);
     SCOPED_TRACE(report_model_law(path, {model}));
@@ -65,10 +65,11 @@ TEST(ScenarioModelLaw, LongFatPaths) {
 }
 
 // Sharing a bottleneck with CUBIC flows outside the ensemble (each its own
-// connection, CUBIC law): a `single` ensemble of one bulk stream against 1
-// and against 4 of them takes 0.5x-2x one CUBIC flow's share, with the
-// ensemble's law model, and as a reference CUBIC and NewReno.
-// 20 Mbit/s, 60 ms RTT, 600-packet (deep) buffer, 2 seeds, 20-40 s window.
+// connection, CUBIC law): a `single` ensemble of one bulk stream running the
+// model law against 1 and against 4 of them takes 0.5x-2x one CUBIC flow's
+// share. 20 Mbit/s, 60 ms RTT, 600-packet (deep) buffer, 2 seeds, 20-40 s
+// window. (The same with the ensemble on NewReno: 0.58x and 0.40x; CUBIC:
+// 1.03x and 1.16x; model 0.73x and 0.63x: law-docs.)
 TEST(ScenarioModelLaw, SharesWithCubicFlows) {
   CompetitionPath path;
   path.bottleneck_bits_per_second = 20'000'000;
@@ -79,7 +80,7 @@ TEST(ScenarioModelLaw, SharesWithCubicFlows) {
   path.horizon = ms(40'000);
   path.runs = 2;
   for (const std::size_t cubic_flows : {std::size_t{1}, std::size_t{4}}) {
-    for (const auto law : {WindowLawKind::newreno, WindowLawKind::cubic, WindowLawKind::model}) {
+    for (const auto law : {WindowLawKind::model}) {
       CompetitionGroup ensemble{"ensemble", congestion::CouplingMode::single, 1, true, 0, law};
       CompetitionGroup cubic{"cubic", congestion::CouplingMode::single, cubic_flows, false, 0,
                              WindowLawKind::cubic};
@@ -89,10 +90,9 @@ TEST(ScenarioModelLaw, SharesWithCubicFlows) {
       std::printf("ensemble (%s) vs %zu CUBIC: %.2f vs %.2f Mbit/s per CUBIC flow: %.2fx, util %.1f %%\n",
                   law_name(law), cubic_flows, r.groups.at(0).total_bits_per_second / 1e6, one_cubic / 1e6,
                   share, 100 * r.bottleneck_utilization);
-      if (law == WindowLawKind::model) {
-        EXPECT_GE(share, 0.5) << cubic_flows;
-        EXPECT_LE(share, 2.0) << cubic_flows;
-      }
+      EXPECT_GE(share, 0.5) << cubic_flows;
+      EXPECT_LE(share, 2.0) << cubic_flows;
+      EXPECT_GT(r.bottleneck_utilization, 0.9);
     }
   }
 }
