@@ -3,7 +3,9 @@
 // figures. Deterministic (seeded simulator); a few seconds of CPU.
 #include <gtest/gtest.h>
 
+#include "tests/scenarios/ack_clocked_join_experiment.h"
 #include "tests/scenarios/bulk_competition.h"
+#include "tests/scenarios/fairness_experiment.h"
 #include "tests/scenarios/model_law_experiment.h"
 
 namespace egw::scenarios {
@@ -95,6 +97,32 @@ TEST(ScenarioModelLaw, SharesWithCubicFlows) {
       EXPECT_GT(r.bottleneck_utilization, 0.9);
     }
   }
+}
+
+// The papers' properties with the model law: an ACK-clocked join (seed 003)
+// neither drops nor fills the queue in the join's first RTT and the short
+// stream completes; n_flows ensemble members share fairly among themselves.
+// 4 seeds (the join suite's 20 run with CUBIC).
+TEST(ScenarioModelLaw, JoinsAndFairnessHold) {
+  AckClockedJoinParams join;
+  join.law = WindowLawKind::model;
+  join.seeds = 4;
+  const AckClockedJoinSeeds j = run_ack_clocked_join_seeds(join, false);
+  std::printf("%s", report_ack_clocked_join_seeds(j).c_str());
+  EXPECT_EQ(j.unfinished_short, 0u);
+  EXPECT_EQ(j.mismatches, 0u);
+  EXPECT_EQ(j.ack_drops_in_window.mean, 0.0);
+  EXPECT_LT(j.ack_max_queue_in_window.max, static_cast<double>(join.queue_limit_packets));
+
+  FairnessParams fair;
+  fair.path.law = WindowLawKind::model;
+  fair.path.runs = 2;
+  fair.path.horizon = ms(30'000);
+  const FairnessResult f = run_fairness(fair);
+  std::printf("fairness (model): ensemble / 4 flows %.2f, Jain among members %.3f, among flows %.3f, util %.1f %%\n",
+              f.ratio(), f.jain_ensemble(), f.jain_independent(), 100 * f.run.bottleneck_utilization);
+  EXPECT_GE(f.jain_ensemble_stats().mean, 0.99);
+  EXPECT_GT(f.run.bottleneck_utilization, 0.9);
 }
 
 }  // namespace
