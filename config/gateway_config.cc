@@ -217,7 +217,7 @@ class Loader {
     if (!n) return;
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
-                        "slow_start", "recovery", "random_loss", "tail_probes"});
+                        "slow_start", "recovery", "random_loss", "tail_probes", "pacing"});
     const std::string key = r_.string_or(n, "key", s + ".key", "peer");
     if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
     const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
@@ -251,6 +251,7 @@ class Loader {
     else if (random_loss == "congestion") e.random_loss = congestion::RandomLoss::congestion;
     else r_.fail(n["random_loss"], s + ".random_loss", "expected veno or congestion");
     e.tail_probes = static_cast<std::uint32_t>(r_.integer_or(n, "tail_probes", s + ".tail_probes", 2, 0, 8));
+    e.pacing.enabled = r_.boolean_or(n, "pacing", s + ".pacing", congestion::PacingConfig{}.enabled);
   }
 
   congestion::SchedulerConfig scheduler(const YAML::Node& n) {
@@ -378,6 +379,7 @@ void ensemble_changes(const congestion::EnsembleConfig& a, const congestion::Ens
   if (a.recovery != b.recovery) out.push_back(s + "recovery");
   if (a.random_loss != b.random_loss) out.push_back(s + "random_loss");
   if (a.tail_probes != b.tail_probes) out.push_back(s + "tail_probes");
+  if (a.pacing.enabled != b.pacing.enabled) out.push_back(s + "pacing");
 }
 
 void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector<std::string>& out) {

@@ -13,6 +13,12 @@ constexpr ByteCount kCwndLimitedSlackPackets = 3;
 // TCP Veno's beta: below this backlog (packets queued by our window) a loss
 // is taken as random, not as a queue overflow.
 constexpr double kVenoBacklogPackets = 3.0;
+// Pacing gain over cwnd/srtt (Linux tcp_pacing_ss_ratio 200 %, ca_ratio
+// 120 %; quiche 2 and 1.25): in slow start the window doubles per round trip
+// and the pacer must not be what holds it; after, room for the ACK clock's
+// jitter without a standing burst.
+constexpr double kSlowStartPacingGain = 2.0;
+constexpr double kAvoidancePacingGain = 1.25;
 
 DomainListener& default_listener() {
   static DomainListener listener;
@@ -150,7 +156,30 @@ SendGate CongestionDomain::gate(Instant now, bool beyond_window) const {
   if (resume_ && resume_->is_extra(flight, mss())) {
     g.hold(pacer_.next_release(now, resume_interval()), now);  // beyond the ACK clock
   }
+  // A domain with nothing in flight may send at once: on_sent allows it a
+  // burst of the initial window. A join's allowance beyond the window keeps
+  // its own pacing (immediate: none, the bursty baseline; paced: EFCM's).
+  if (const double rate = pacing_rate_bytes_per_s();
+      rate > 0 && !sent_.empty() && !beyond_window) {
+    g.hold(rate_pacer_.next_release(now, rate, mss(), mss()), now);
+  }
   return g;
+}
+
+double CongestionDomain::pacing_rate_bytes_per_s() const {
+  const double cap = static_cast<double>(config_.max_rate_bps) / 8.0;
+  double rate = 0;
+  if (const auto law_rate = law_->pacing_rate_bytes_per_s()) {
+    rate = *law_rate;  // a rate-based law has no ACK clock to fall back on
+  } else if (!config_.pacing.enabled) {
+    return cap;
+  } else {
+    // Before a sample srtt is the initial RTT (RFC 9002 6.2.2).
+    const double srtt_s = to_seconds(std::max(rtt_.srtt(), us(1)));
+    const double gain = law_->in_slow_start() ? kSlowStartPacingGain : kAvoidancePacingGain;
+    rate = gain * static_cast<double>(law_->cwnd_bytes()) / srtt_s;
+  }
+  return cap > 0 ? std::min(rate, cap) : rate;
 }
 
 bool CongestionDomain::next_is_extra() const {
@@ -166,6 +195,12 @@ bool CongestionDomain::on_sent(const SentPacket& packet) {
       law_->on_idle_ended(now - idle_since_);
     }
     rto_armed_at_ = now;  // RFC 6298 5.1
+    // Nothing in flight: no ACK clock to spread, the window is all there is
+    // to go by (quiche's initial burst); the rate paces what follows.
+    rate_pacer_.allow_burst(now, initial_window_bytes_);
+  }
+  if (const double rate = pacing_rate_bytes_per_s(); rate > 0) {
+    rate_pacer_.on_sent(now, rate, packet.bytes, mss());
   }
   const bool extra = resume_ && resume_->is_extra(sent_.bytes_in_flight(), packet.bytes);
   SentPacket tracked = packet;

@@ -37,6 +37,10 @@
 //    every loss goes to the law as it is declared (a rate-based law such as
 //    `model` answers losses there, not per loss round). The owner marks the
 //    domain app-limited when nothing is backlogged and the window is open.
+//  - Pacing (EnsembleConfig::pacing.enabled, a law's own rate, or
+//    max_rate_bps): every ack-eliciting packet but a tail probe and a join's
+//    allowance leaves at pacing_rate_bytes_per_s(), within a small burst
+//    allowance (congestion/rate_pacer.h).
 //
 // What the domain does not know (members, joins, the scheduler) it tells a
 // DomainListener. Sans-IO: every call takes `now`.
@@ -60,6 +64,7 @@
 #include "congestion/packet.h"
 #include "congestion/path_state.h"
 #include "congestion/prr.h"
+#include "congestion/rate_pacer.h"
 #include "congestion/recent_max_rtt.h"
 #include "congestion/rtt_estimator.h"
 #include "congestion/sent_packets.h"
@@ -181,6 +186,11 @@ class CongestionDomain {
   void forget_undo();
 
   PathObservation observe(Instant now) const;
+  // The rate packets are paced at: the law's if it gives one, else (with
+  // pacing.enabled) cwnd/srtt x 2 in slow start and x 1.25 after (Linux
+  // tcp_pacing_ss_ratio and ca_ratio, quiche); at most max_rate_bps.
+  // 0: not paced.
+  double pacing_rate_bytes_per_s() const;
 
   const WindowLaw& law() const { return *law_; }
   WindowLaw& law() { return *law_; }
@@ -248,6 +258,7 @@ class CongestionDomain {
   DeliveryRateSampler rate_sampler_;
   SentPackets sent_;
   Pacer pacer_;  // paces the unvalidated part of a careful resume
+  RatePacer rate_pacer_;  // paces every packet (pacing.enabled, max_rate_bps)
   std::uint32_t initial_window_packets_;
   ByteCount initial_window_bytes_;  // also the restart window after idle
   std::optional<PacketNumber> recovery_point_;  // RFC 6582 "recover"

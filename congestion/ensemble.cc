@@ -564,6 +564,9 @@ ByteCount Ensemble::member_cwnd_bytes(MemberId id) const {
 
 void Ensemble::set_max_datagram_bytes(ByteCount bytes) { impl_->set_max_datagram_bytes(bytes); }
 
+// Every domain reads config.max_rate_bps at use time.
+void Ensemble::set_max_rate_bps(std::uint64_t bits_per_s) { impl_->config.max_rate_bps = bits_per_s; }
+
 const EnsembleConfig& Ensemble::config() const { return impl_->config; }
 
 }  // namespace egw::congestion

@@ -129,6 +129,10 @@ class Ensemble {
   // domain that has never sent and still holds its initial window starts
   // with the new one.
   void set_max_datagram_bytes(ByteCount bytes);
+  // The configured WAN rate for what this side sends (EnsembleConfig::
+  // max_rate_bps; 0 = none): the pacer never exceeds it. The hub learns its
+  // peer's download rate after the ensemble exists.
+  void set_max_rate_bps(std::uint64_t bits_per_s);
 
   // What the ensemble measured, with how far to trust it (for the cache).
   PathObservation observe(Instant now) const;

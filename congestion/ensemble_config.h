@@ -45,6 +45,12 @@ enum class JoinMode {
 };
 
 struct PacingConfig {
+  // Pace every ack-eliciting packet of a domain at cwnd/srtt x 2 in slow
+  // start and x 1.25 after (congestion/rate_pacer.h). Off (the default, see
+  // docs/architecture.md for the papers' figures it moves): only careful
+  // resume and paced joins are paced (below). Either way a law that gives
+  // its own rate is paced at it, and max_rate_bps caps the rate.
+  bool enabled = false;
   std::uint32_t max_burst_packets = 2;  // EFCM: at most 2 segments back to back
   double alpha_min = 1.0;               // spacing alpha*SRTT/CWND, alpha grows
   double alpha_max = 2.0;               //   from 1 to 2 as SRTT grows

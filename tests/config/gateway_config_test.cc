@@ -63,6 +63,7 @@ TEST_F(GatewayConfigTest, BranchDefaults) {
   EXPECT_EQ(c.reloadable.scheduler.policy, congestion::SchedulingPolicy::content);
   EXPECT_EQ(c.endpoint.connection.ensemble.random_loss, congestion::RandomLoss::veno);
   EXPECT_EQ(c.endpoint.connection.ensemble.tail_probes, 2u);
+  EXPECT_FALSE(c.endpoint.connection.ensemble.pacing.enabled);
   EXPECT_EQ(c.endpoint.connection.stream_receive_window_bytes, c.reloadable.limits.stream_buffer_bytes);
   EXPECT_GT(c.endpoint.connection.max_incoming_streams, c.reloadable.limits.connections_per_peer);
 }
@@ -72,7 +73,7 @@ TEST_F(GatewayConfigTest, HubWithSettings) {
       "h.yaml", hub("    allow: [\"10.2.0.0/16:80,443\", \"[2001:db8::]/32\"]\n") +
                     "ensemble: {coupling: n_flows, window_law: cubic, initial_window_packets: 4,\n"
                     "           slow_start: hystart, recovery: prr, random_loss: congestion,\n"
-                    "           tail_probes: 0}\n"
+                    "           tail_probes: 0, pacing: true}\n"
                     "scheduler:\n  policy: preempt\n  tickets: {html: 20, bulk: 2}\n  preempt_class: script\n"
                     "limits: {connect_timeout_ms: 2000, connections_per_peer: 100}\n"
                     "temporal_cache: {file: /tmp/x, lifetime_s: 60, capacity: 10, aging: halve_per_idle_rto}\n"));
@@ -89,6 +90,7 @@ TEST_F(GatewayConfigTest, HubWithSettings) {
   EXPECT_EQ(c.endpoint.connection.ensemble.recovery, congestion::Recovery::prr);
   EXPECT_EQ(c.endpoint.connection.ensemble.random_loss, congestion::RandomLoss::congestion);
   EXPECT_EQ(c.endpoint.connection.ensemble.tail_probes, 0u);
+  EXPECT_TRUE(c.endpoint.connection.ensemble.pacing.enabled);
   EXPECT_EQ(c.reloadable.scheduler.policy, congestion::SchedulingPolicy::preempt);
   EXPECT_EQ(c.reloadable.scheduler.class_tickets[0], 20u);
   EXPECT_EQ(c.reloadable.scheduler.class_tickets[1], 6u);  // untouched default
@@ -200,12 +202,13 @@ TEST_F(GatewayConfigTest, ReloadNamesRestartOnlyKeysAndAppliesTheInterceptionRul
                               "\npeers:\n  - name: hub\n    public_key: " + kPeer +
                               "\n    endpoint: 192.0.2.1:51900\ninterception:\n  lan: [10.1.0.0/16, 10.9.0.0/16]\n"
                               "  reject_quic: true\n  first_bytes_wait_ms: 20\n"
-                              "ensemble: {window_law: cubic, tail_probes: 3}\nscheduler: {policy: fair}\n"
+                              "ensemble: {window_law: cubic, tail_probes: 3, pacing: true}\nscheduler: {policy: fair}\n"
                               "temporal_cache: {capacity: 9}\n";
   auto b = std::get<GatewayConfig>(load_gateway_config(write("b.yaml", changed)));
   const ReloadPlan plan = plan_reload(a, b);
   EXPECT_EQ(plan.restart_needed,
-            (std::vector<std::string>{"ensemble.window_law", "ensemble.tail_probes", "temporal_cache"}));
+            (std::vector<std::string>{"ensemble.window_law", "ensemble.tail_probes", "ensemble.pacing",
+                                      "temporal_cache"}));
   EXPECT_TRUE(plan.interception_changed);
   EXPECT_EQ(plan.applied.interception.lan.size(), 2u);
   EXPECT_TRUE(plan.applied.interception.reject_quic);

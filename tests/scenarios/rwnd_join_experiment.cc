@@ -31,6 +31,7 @@ Outcome run_once(const RwndJoinParams& p, congestion::CouplingMode coupling, std
   pc.initial_window_packets = p.initial_window_packets;
   pc.customize = [&p](tunnel::ConnectionConfig& c) {
     c.stream_receive_window_bytes = p.stream_window_bytes;
+    c.ensemble.pacing.enabled = p.pacing;
   };
   const std::size_t pair = s.add_pair(pc);
 

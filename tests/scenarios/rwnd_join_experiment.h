@@ -28,6 +28,7 @@
 #include <string>
 
 #include "common/units.h"
+#include "congestion/ensemble_config.h"
 #include "tests/scenarios/dumbbell.h"
 #include "tests/scenarios/seed_stats.h"
 
@@ -46,6 +47,7 @@ struct RwndJoinParams {
   Duration start_window = ms(1'000);
   std::size_t seeds = 20;
   std::uint64_t seed = 1;
+  bool pacing = congestion::PacingConfig{}.enabled;  // both variants, both sides
 };
 
 struct RwndJoinVariant {

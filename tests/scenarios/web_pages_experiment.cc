@@ -35,6 +35,7 @@ sim::PairConfig web_pair_config(const WebPagesParams& params, const WebVariant& 
     c.ack_every_packets = params.ack_every_packets;
     c.ensemble.slow_start = params.slow_start;
     c.ensemble.send_one_on_recovery = params.send_one_on_recovery;
+    c.ensemble.pacing.enabled = params.pacing;
     c.ensemble.resume.rtt_check_first = params.resume_rtt_check_first;
   };
   return pair;

@@ -68,6 +68,7 @@ struct WebPagesParams {
   // defaults unless an experiment asks otherwise.
   congestion::SlowStart slow_start = congestion::EnsembleConfig{}.slow_start;
   bool send_one_on_recovery = congestion::EnsembleConfig{}.send_one_on_recovery;
+  bool pacing = congestion::PacingConfig{}.enabled;
   // Careful resume's RTT check before the jump (product default), or the
   // jump at once as E-TCP and TCP fast start published it.
   bool resume_rtt_check_first = congestion::ResumeConfig{}.rtt_check_first;
