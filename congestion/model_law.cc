@@ -64,10 +64,12 @@ void ModelLaw::set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) {
 
 std::optional<double> ModelLaw::pacing_rate_bytes_per_s() const {
   const double bw = bw_bytes_per_s();
-  if (competitive_ && srtt_ && *srtt_ > Duration{0}) {
-    // CUBIC's window at Linux's congestion-avoidance pacing ratio (1.2).
-    return std::max(1.2 * static_cast<double>(cwnd_) / to_seconds(*srtt_), bw);
-  }
+  // Competing, the window is CUBIC's and the ACK clock sends it, as the
+  // CUBIC flows beside it do (the domain's own pacing, if enabled, applies):
+  // paced at its rate the ensemble got 0.13x one CUBIC flow's share through
+  // the tunnel (and 2.4x on a path with no jitter: pacing changes which flow
+  // a drop-tail overflow hits), unpaced 0.73x.
+  if (competitive_) return std::nullopt;
   if (bw <= 0) {
     // No sample yet: startup's gain over the initial window (BBR's init).
     if (!srtt_ || *srtt_ <= Duration{0}) return std::nullopt;

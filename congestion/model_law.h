@@ -74,7 +74,7 @@ class ModelLaw final : public WindowLaw {
   static constexpr Duration kMinRttWindow = ms(10'000);
   static constexpr Duration kCompetitiveMinRttWindow = ms(60'000);
   static constexpr Duration kProbeRttDuration = ms(200);
-  static constexpr std::uint32_t kStandingCycles = 3;
+  static constexpr std::uint32_t kStandingCycles = 2;
   static constexpr std::uint32_t kLossWindowRounds = 8;
   static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
 
