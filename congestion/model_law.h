@@ -34,14 +34,15 @@
 // RTO collapses cwnd to one packet; it grows back by the bytes acked.
 //
 // Competition (the Vegas problem): a delay-targeting law starves beside a
-// buffer filler. When for 3 cycles in a row even DOWN's RTT stays above
+// buffer filler. When for 2 cycles in a row even DOWN's RTT stays above
 // min_rtt + max(2 x 5 ms, min_rtt / 8), somebody else keeps a standing
-// queue: the law switches to competitive mode, where the window is an
-// embedded CUBIC (congestion/cubic.h) emulating n_flows flows (one cut per
-// loss round), still draining its own queue in each DOWN phase. When DOWN
-// sees the RTT near min_rtt again, the other queue is gone and the model is
-// back. n_flows matters only there: `single` coupling competes as one CUBIC
-// flow, `n_flows` as n.
+// queue (and min_rtt is not expired into a ProbeRTT meanwhile): the law
+// switches to competitive mode, where the window is an embedded CUBIC
+// (congestion/cubic.h) emulating n_flows flows (one cut per loss round),
+// sent by the ACK clock, with a DOWN phase every 4th cycle. When such a
+// DOWN sees the RTT near min_rtt again, the other queue is gone and the
+// model is back. n_flows matters only there: `single` coupling competes as
+// one CUBIC flow, `n_flows` as n.
 #pragma once
 
 #include <array>
