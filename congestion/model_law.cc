@@ -68,7 +68,7 @@ std::optional<double> ModelLaw::pacing_rate_bytes_per_s() const {
   // CUBIC flows beside it do (the domain's own pacing, if enabled, applies):
   // paced at its rate the ensemble got 0.13x one CUBIC flow's share through
   // the tunnel (and 2.4x on a path with no jitter: pacing changes which flow
-  // a drop-tail overflow hits), unpaced 0.73x.
+  // a drop-tail overflow hits), by the ACK clock 0.63x (ScenarioModelLaw).
   if (competitive_) return std::nullopt;
   if (bw <= 0) {
     // No sample yet: startup's gain over the initial window (BBR's init).
