@@ -47,14 +47,12 @@ struct RateSample {
   ByteCount acked_bytes = 0;      // newly acknowledged by this ack
   ByteCount lost_bytes = 0;       // declared lost together with this ack
   ByteCount prior_in_flight = 0;  // bytes in flight before this ack
-  // The newest acknowledged packet's flight at its send (BBRv3 tx_in_flight).
-  ByteCount tx_in_flight = 0;
 };
 
 class DeliveryRateSampler {
  public:
   // At send (before the packet is counted in flight): its snapshot.
-  // `bytes_in_flight` is the flight before this packet.
+  // `bytes_in_flight` is the flight before this packet (0: a new interval).
   DeliverySnapshot on_packet_sent(ByteCount bytes_in_flight, Instant now);
 
   // The sender had nothing to send with the window open: every packet until
@@ -71,6 +69,8 @@ class DeliveryRateSampler {
 
   ByteCount delivered_bytes() const { return delivered_; }
   ByteCount lost_bytes() const { return lost_total_; }
+  // What the packet's snapshot says had been delivered when it left.
+  ByteCount delivered_at_send(const SentPacket& p) const;
   std::uint64_t round_count() const { return round_count_; }
 
  private:

@@ -19,12 +19,15 @@ inline constexpr MemberId kControlMember = ~MemberId{0};
 
 // The domain's delivery counters when a packet left
 // (congestion/delivery_rate.h): filled by the congestion layer at send.
+// Compact (12 bytes: SentPacket grows by 8, it is kept per packet in flight
+// and the idle-stream memory budget counts the ring): `delivered` modulo
+// 2^32 (a packet is acknowledged long before 4 GiB more are), the two
+// instants as ages before the packet's own send time (saturating).
 struct DeliverySnapshot {
-  ByteCount delivered = 0;       // bytes delivered before it was sent
-  Instant delivered_time{};      // when `delivered` was last advanced
-  Instant first_sent_time{};     // send time of the packet delivered last
-  ByteCount tx_in_flight = 0;    // flight before it, BBRv3's tx_in_flight
-  bool is_app_limited = false;   // sent in an app-limited stretch
+  std::uint32_t delivered_low = 0;     // bytes delivered before it was sent, mod 2^32
+  std::uint32_t delivered_age_us = 0;  // sent_time - when `delivered` last advanced
+  std::uint32_t first_sent_age_us : 31 = 0;  // sent_time - send time of the packet delivered last
+  std::uint32_t is_app_limited : 1 = 0;      // sent in an app-limited stretch
 };
 
 struct SentPacket {

@@ -91,14 +91,14 @@ TEST(DeliveryRateTest, LossesAndFlightAreReported) {
   const SentPacket a = send(s, 1, 0, t0);
   const SentPacket b = send(s, 2, kMss, t0 + ms(1));
   const SentPacket c = send(s, 3, 2 * kMss, t0 + ms(2));
-  EXPECT_EQ(c.delivery.tx_in_flight, 2 * kMss);
+  EXPECT_EQ(s.delivered_at_send(c), 0u);
+  EXPECT_EQ(c.delivery.first_sent_age_us, 2000u);  // a's send time, 2 ms before
   const SentPacket acked[] = {b, c};
   const SentPacket lost[] = {a};
   const RateSample rs = s.on_ack(acked, lost, 3 * kMss, t0 + ms(60), ms(50));
   EXPECT_EQ(rs.lost_bytes, kMss);
   EXPECT_EQ(rs.acked_bytes, 2 * kMss);
   EXPECT_EQ(rs.prior_in_flight, 3 * kMss);
-  EXPECT_EQ(rs.tx_in_flight, 2 * kMss);
   EXPECT_EQ(rs.rtt, ms(58));
   EXPECT_EQ(s.lost_bytes(), kMss);
   s.on_lost(kMss);
