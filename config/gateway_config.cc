@@ -230,7 +230,8 @@ class Loader {
     const std::string law = r_.string_or(n, "window_law", s + ".window_law", "newreno");
     if (law == "newreno") e.law = congestion::WindowLawKind::newreno;
     else if (law == "cubic") e.law = congestion::WindowLawKind::cubic;
-    else r_.fail(n["window_law"], s + ".window_law", "expected newreno or cubic");
+    else if (law == "model") e.law = congestion::WindowLawKind::model;
+    else r_.fail(n["window_law"], s + ".window_law", "expected newreno, cubic or model");
     e.initial_window_packets = static_cast<std::uint32_t>(
         r_.integer_or(n, "initial_window_packets", s + ".initial_window_packets", 10, 1, 100));
     const std::string join = r_.string_or(n, "join", s + ".join", "ack_clocked");

@@ -203,7 +203,9 @@ bool CongestionDomain::on_sent(const SentPacket& packet) {
     rate_pacer_.on_sent(now, rate, packet.bytes, mss());
   }
   const bool extra = resume_ && resume_->is_extra(sent_.bytes_in_flight(), packet.bytes);
-  sent_.on_sent(packet);
+  SentPacket tracked = packet;
+  tracked.delivery = rate_sampler_.on_packet_sent(sent_.bytes_in_flight(), now);
+  sent_.on_sent(tracked);
   recovery_send_pending_ = false;
   probe_pending_ = false;
   if (prr_) prr_->on_sent(packet.bytes);
@@ -313,9 +315,17 @@ std::uint32_t CongestionDomain::new_decreases(const std::vector<SentPacket>& los
   return decreases;
 }
 
+void CongestionDomain::report_losses(const std::vector<SentPacket>& lost, std::size_t first,
+                                     Instant now, ByteCount prior_flight_bytes) {
+  ByteCount bytes = 0;
+  for (std::size_t i = first; i < lost.size(); ++i) bytes += lost[i].bytes;
+  if (bytes > 0) law_->on_packets_lost(bytes, prior_flight_bytes, now);
+}
+
 void CongestionDomain::on_lost(const std::vector<SentPacket>& lost, std::size_t first,
                                Instant now, ByteCount prior_flight_bytes) {
   if (first == lost.size()) return;
+  report_losses(lost, first, now, prior_flight_bytes);
   counters_.packets_lost += lost.size() - first;
   if (resume_on_lost()) return;
   const ByteCount cwnd_before = law_->cwnd_bytes();
@@ -341,7 +351,11 @@ void CongestionDomain::on_lost(const std::vector<SentPacket>& lost, std::size_t 
   recovery_point_ = sent_.largest_sent();
   if (hystart_) hystart_->on_congestion();
   recovery_send_pending_ = config_.send_one_on_recovery;
-  if (config_.recovery == Recovery::prr) prr_.emplace(law_->ssthresh_bytes(), prior_flight_bytes);
+  // A rate-based law does not reduce the window on a loss round: PRR has
+  // nothing to spread (and no finite ssthresh in its startup).
+  if (config_.recovery == Recovery::prr && config_.law != WindowLawKind::model) {
+    prr_.emplace(law_->ssthresh_bytes(), prior_flight_bytes);
+  }
   listener_->on_congestion_event();  // shares were computed from the old window
 }
 
@@ -365,6 +379,10 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
   // RFC 9002 A.7: losses first, so an ack that reveals a loss starts the loss
   // round before any of its acks could grow the window.
   on_lost(out.lost, first_lost, now, prior_flight);
+  const std::span<const SentPacket> lost_now(out.lost.data() + first_lost,
+                                             out.lost.size() - first_lost);
+  law_->on_rate_sample(
+      rate_sampler_.on_ack(result.acked, lost_now, prior_flight, now, rtt_.min_rtt()), now);
 
   ByteCount acked_bytes = 0;
   ByteCount growable_bytes = 0;  // acks of packets sent after recovery began
@@ -510,6 +528,7 @@ void CongestionDomain::on_timeout(Instant now, TimeoutOutcome& out) {
     const std::size_t first = out.lost.size();
     sent_.detect_lost(now, std::max(rtt_.srtt(), rtt_.latest_rtt()), out.lost);
     for (std::size_t i = first; i < out.lost.size(); ++i) listener_->on_left_flight(out.lost[i]);
+    for (std::size_t i = first; i < out.lost.size(); ++i) rate_sampler_.on_lost(out.lost[i].bytes);
     on_lost(out.lost, first, now, prior_flight);
     end_prr_if_recovered(/*largest_acked_in_event=*/0);  // no ack in a timeout
     update_timer(now, false);

@@ -32,6 +32,11 @@
 //    one RTT), or from the initial window (RFC 5681 4.1) when the idle time
 //    exceeds resume.max_idle or the domain is the uncoupled baseline's.
 //    Shorter idle periods are removed from CUBIC's clock.
+//  - Delivery rate (congestion/delivery_rate.h): every packet takes the
+//    sampler's snapshot at send; every ack gives the law a rate sample, and
+//    every loss goes to the law as it is declared (a rate-based law such as
+//    `model` answers losses there, not per loss round). The owner marks the
+//    domain app-limited when nothing is backlogged and the window is open.
 //  - Pacing (EnsembleConfig::pacing.enabled, a law's own rate, or
 //    max_rate_bps): every ack-eliciting packet but a tail probe and a join's
 //    allowance leaves at pacing_rate_bytes_per_s(), within a small burst
@@ -52,6 +57,7 @@
 #include "common/ring_deque.h"
 #include "common/units.h"
 #include "congestion/careful_resume.h"
+#include "congestion/delivery_rate.h"
 #include "congestion/ensemble_config.h"
 #include "congestion/hystart.h"
 #include "congestion/pacer.h"
@@ -164,8 +170,13 @@ class CongestionDomain {
   // whatever the window says (a join's allowance).
   SendGate gate(Instant now, bool beyond_window = false) const;
   // An ack-eliciting packet left. Returns whether it is part of an
-  // unvalidated resumed window (the driver marks it DSCP LE).
+  // unvalidated resumed window (the driver marks it DSCP LE). The domain
+  // fills the packet's delivery snapshot itself.
   bool on_sent(const SentPacket& packet);
+  // Nothing is backlogged while the window is open: the rate samples of
+  // what is in flight now do not measure the path (delivery_rate.h).
+  void on_app_limited() { rate_sampler_.on_app_limited(sent_.bytes_in_flight()); }
+  const DeliveryRateSampler& rate_sampler() const { return rate_sampler_; }
   // Would a full-size packet sent now be part of the unvalidated window?
   bool next_is_extra() const;
 
@@ -216,6 +227,9 @@ class CongestionDomain {
   std::uint32_t new_decreases(const std::vector<SentPacket>& lost, std::size_t first);
   void on_lost(const std::vector<SentPacket>& lost, std::size_t first, Instant now,
                ByteCount prior_flight_bytes);
+  // Every declared loss, to the law (before its loss-round logic).
+  void report_losses(const std::vector<SentPacket>& lost, std::size_t first, Instant now,
+                     ByteCount prior_flight_bytes);
   bool resume_on_lost();
   void grow(const SentPackets::AckResult& result, ByteCount growable_bytes,
             ByteCount prior_flight, Instant now);
@@ -241,6 +255,7 @@ class CongestionDomain {
   std::unique_ptr<WindowLaw> law_;
   RttEstimator rtt_;
   RecentMaxRtt recent_max_rtt_;  // random_loss: veno
+  DeliveryRateSampler rate_sampler_;
   SentPackets sent_;
   Pacer pacer_;  // paces the unvalidated part of a careful resume
   RatePacer rate_pacer_;  // paces every packet (pacing.enabled, max_rate_bps)

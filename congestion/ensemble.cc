@@ -401,6 +401,12 @@ void Ensemble::set_backlogged(MemberId id, bool backlogged, Instant now) {
     m.on_join(id, now);
   } else if (!backlogged) {
     m.joins.end_clocked(id);
+    // Nothing left to send with the window open: the rate samples of this
+    // flight would understate the path (delivery_rate.h).
+    CongestionDomain& d = m.domain_for(id);
+    if ((!m.coupled() || m.scheduler.ready_count() == 0) && d.gate(now).window_open) {
+      d.on_app_limited();
+    }
   }
 }
 

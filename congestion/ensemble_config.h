@@ -16,7 +16,8 @@ enum class CouplingMode {
   none,     // each member has its own independent state (uncoupled baseline)
 };
 
-enum class WindowLawKind { newreno, cubic };
+// `model`: the BBR-family law with a queue target (congestion/model_law.h).
+enum class WindowLawKind { newreno, cubic, model };
 
 // How a domain's initial slow start ends: at the first loss (RFC 5681), or
 // earlier, when the RTT grows, with HyStart++ (RFC 9406, congestion/hystart.h).

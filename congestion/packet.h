@@ -1,6 +1,7 @@
 // What the congestion layer knows about a packet: its number, who pays for
-// it, its size and when it left. Shared by the ensemble, its outstanding-packet
-// list and the tunnel that reports sends and acks.
+// it, its size, when it left and the delivery counters then. Shared by the
+// ensemble, its outstanding-packet list and the tunnel that reports sends
+// and acks.
 #pragma once
 
 #include <cstdint>
@@ -16,12 +17,26 @@ using MemberId = StreamId;
 // still need an ACK are charged to this pseudo-member.
 inline constexpr MemberId kControlMember = ~MemberId{0};
 
+// The domain's delivery counters when a packet left
+// (congestion/delivery_rate.h): filled by the congestion layer at send.
+// Compact (12 bytes: SentPacket grows by 8, it is kept per packet in flight
+// and the idle-stream memory budget counts the ring): `delivered` modulo
+// 2^32 (a packet is acknowledged long before 4 GiB more are), the two
+// instants as ages before the packet's own send time (saturating).
+struct DeliverySnapshot {
+  std::uint32_t delivered_low = 0;     // bytes delivered before it was sent, mod 2^32
+  std::uint32_t delivered_age_us = 0;  // sent_time - when `delivered` last advanced
+  std::uint32_t first_sent_age_us : 31 = 0;  // sent_time - send time of the packet delivered last
+  std::uint32_t is_app_limited : 1 = 0;      // sent in an app-limited stretch
+};
+
 struct SentPacket {
   PacketNumber number = 0;
   MemberId member = kControlMember;
   ByteCount bytes = 0;  // whole datagram
   Instant sent_time{};
   bool ack_eliciting = true;  // ACK-only packets are not tracked as in flight
+  DeliverySnapshot delivery{};  // the congestion layer's, not the tunnel's
 };
 
 // Inclusive range of acknowledged packet numbers.

@@ -9,7 +9,7 @@ SentPackets::SentPackets(const LossDetectionConfig& config) : config_(config) {}
 bool SentPackets::on_sent(const SentPacket& packet) {
   if (largest_sent_ && packet.number <= *largest_sent_) return false;
   largest_sent_ = packet.number;
-  packets_.push_back(Entry{packet, next_position_++, false});
+  packets_.push_back(Entry{packet, next_position_++, 0});
   ++outstanding_;
   bytes_in_flight_ += packet.bytes;
   return true;
@@ -30,7 +30,7 @@ std::size_t SentPackets::lower_bound(PacketNumber number) const {
 }
 
 void SentPackets::remove(Entry& e) {
-  e.removed = true;
+  e.removed = 1;
   --outstanding_;
   bytes_in_flight_ -= std::min(bytes_in_flight_, e.packet.bytes);
 }

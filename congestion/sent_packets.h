@@ -80,10 +80,12 @@ class SentPackets {
   std::optional<PacketNumber> largest_sent() const { return largest_sent_; }
 
  private:
+  // 8 bytes beside the packet: the ring is held per packet in flight (and
+  // counted in the idle-stream memory budget, tests/alloc).
   struct Entry {
     SentPacket packet;
-    std::uint64_t position = 0;  // index in this list's send order
-    bool removed = false;        // acknowledged or lost: a tombstone
+    std::uint64_t position : 63 = 0;  // index in this list's send order
+    std::uint64_t removed : 1 = 0;    // acknowledged or lost: a tombstone
   };
   // Index of the first entry whose number is >= `number`.
   std::size_t lower_bound(PacketNumber number) const;

@@ -20,6 +20,7 @@
 namespace egw::congestion {
 
 enum class WindowLawKind;  // congestion/ensemble_config.h
+struct RateSample;         // congestion/delivery_rate.h
 
 // A fresh flow has no ssthresh: slow start runs until the first loss.
 inline constexpr ByteCount kInfiniteSsthresh = std::numeric_limits<ByteCount>::max();
@@ -78,6 +79,16 @@ class WindowLaw {
   // segment, CUBIC's curve in segments) uses the new params. cwnd and
   // ssthresh stay as they are: initial_cwnd_bytes was only the start.
   virtual void set_params(const WindowLawParams& params) = 0;
+
+  // Rate-based laws (congestion/model_law.h). The loss-based laws ignore
+  // these; the domain calls them for every law.
+  //
+  // One delivery-rate sample per ack (congestion/delivery_rate.h).
+  virtual void on_rate_sample(const RateSample& /*sample*/, Instant /*now*/) {}
+  // Packets declared lost (every loss, not one call per loss round):
+  // `prior_in_flight` the flight before they were taken out of it.
+  virtual void on_packets_lost(ByteCount /*lost_bytes*/, ByteCount /*prior_in_flight*/,
+                               Instant /*now*/) {}
   // The rate this law wants packets paced at, in bytes per second of whole
   // datagrams; nullopt: the domain derives one from cwnd and srtt.
   virtual std::optional<double> pacing_rate_bytes_per_s() const { return std::nullopt; }

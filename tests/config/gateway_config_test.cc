@@ -102,6 +102,15 @@ TEST_F(GatewayConfigTest, HubWithSettings) {
   EXPECT_EQ(c.cache.capacity, 10u);
 }
 
+// Issue 20: the model law is a window_law value; the error lists it.
+TEST_F(GatewayConfigTest, ModelWindowLaw) {
+  auto r = load_gateway_config(write("m.yaml", branch("ensemble: {window_law: model}\n")));
+  ASSERT_TRUE(std::holds_alternative<GatewayConfig>(r)) << std::get<std::string>(r);
+  EXPECT_EQ(std::get<GatewayConfig>(r).endpoint.connection.ensemble.law, congestion::WindowLawKind::model);
+  const std::string bad = error_of(branch("ensemble: {window_law: bbr}\n"));
+  EXPECT_NE(bad.find("ensemble.window_law: expected newreno, cubic or model"), std::string::npos) << bad;
+}
+
 // Per-client limits, relay timeouts and keepalive (issue 19): defaults, values, errors.
 TEST_F(GatewayConfigTest, ClientLimitsTimeoutsAndKeepalive) {
   const Limits defaults;

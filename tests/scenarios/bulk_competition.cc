@@ -45,7 +45,7 @@ CompetitionResult run_once(const CompetitionPath& cp, const std::vector<Competit
   for (std::size_t g = 0; g < groups.size(); ++g) {
     PairConfig pc;
     pc.coupling = groups[g].coupling;
-    pc.law = cp.law;
+    pc.law = groups[g].law.value_or(cp.law);
     pc.initial_window_packets = cp.initial_window_packets;
     pc.policy = congestion::SchedulingPolicy::fair;  // every stream is bulk anyway
     std::size_t pair = 0;

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,9 @@ struct CompetitionGroup {
   // Streams the group's (first) connection opens at t = 0 and never writes
   // (sim/shaped_stream.h): ensemble members without traffic.
   std::size_t idle_streams = 0;
+  // This group's window law instead of the path's (a CUBIC flow beside an
+  // ensemble that runs another law, as TCP outside the tunnel would).
+  std::optional<congestion::WindowLawKind> law = std::nullopt;
 };
 
 struct GroupResult {

@@ -1,0 +1,380 @@
+#include "congestion/model_law.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "congestion/delivery_rate.h"
+
+namespace egw::congestion {
+
+ModelLaw::ModelLaw(const WindowLawParams& params)
+    : params_(params), cwnd_(params.initial_cwnd_bytes), cubic_(params) {}
+
+ByteCount ModelLaw::ssthresh_bytes() const {
+  // Startup is the law's slow start; after it the window is the model's.
+  return state_ == State::startup ? kInfiniteSsthresh : cwnd_;
+}
+
+ByteCount ModelLaw::bdp_bytes() const {
+  const double bw = bw_bytes_per_s();
+  if (bw <= 0 || !min_rtt_) return params_.initial_cwnd_bytes;
+  return static_cast<ByteCount>(bw * to_seconds(*min_rtt_));
+}
+
+ByteCount ModelLaw::queue_target_bytes() const {
+  const auto by_time = static_cast<ByteCount>(bw_bytes_per_s() * to_seconds(kQueueTarget));
+  return std::max<ByteCount>(by_time, kQueueTargetMinPackets * params_.max_datagram_bytes);
+}
+
+void ModelLaw::set_params(const WindowLawParams& params) {
+  params_ = params;
+  cubic_.set_params(params);
+}
+
+void ModelLaw::on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
+                      std::uint32_t n_flows) {
+  n_flows_ = std::max<std::uint32_t>(n_flows, 1);
+  if (rtt.srtt > Duration{0}) srtt_ = rtt.srtt;
+  if (!competitive_) return;  // the model's window moves with rate samples
+  cubic_.on_ack(acked_bytes, rtt, now, n_flows_);
+  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+  if (state_ == State::probe_bw && phase_ == Phase::down) cwnd_ = std::min(cwnd_, bdp_bytes());
+  cwnd_ = std::max(cwnd_, min_cwnd());
+}
+
+void ModelLaw::on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) {
+  // The path may have changed beyond what the model knows: one packet, then
+  // cwnd grows by what is acked back to the model's target.
+  if (competitive_) cubic_.on_rto(bytes_in_flight, n_flows);
+  cwnd_ = params_.max_datagram_bytes;
+}
+
+void ModelLaw::set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) {
+  // Careful resume's jump, an undo, a restart: the window, as the domain
+  // says. A finite ssthresh at or below it (HyStart++'s exit) ends startup.
+  cwnd_ = std::max(cwnd_bytes, params_.max_datagram_bytes);
+  if (state_ == State::startup && ssthresh_bytes != 0 && ssthresh_bytes != kInfiniteSsthresh &&
+      ssthresh_bytes <= cwnd_bytes) {
+    filled_pipe_ = true;
+    state_ = State::drain;
+    phase_start_round_ = round_;
+  }
+  if (competitive_) cubic_.set_state(cwnd_bytes, ssthresh_bytes);
+}
+
+std::optional<double> ModelLaw::pacing_rate_bytes_per_s() const {
+  const double bw = bw_bytes_per_s();
+  // Competing, the window is CUBIC's and the ACK clock sends it, as the
+  // CUBIC flows beside it do (the domain's own pacing, if enabled, applies):
+  // paced at its rate the ensemble got 0.13x one CUBIC flow's share through
+  // the tunnel (and 2.4x on a path with no jitter: pacing changes which flow
+  // a drop-tail overflow hits), by the ACK clock 0.63x (ScenarioModelLaw).
+  if (competitive_) return std::nullopt;
+  if (bw <= 0) {
+    // No sample yet: startup's gain over the initial window (BBR's init).
+    if (!srtt_ || *srtt_ <= Duration{0}) return std::nullopt;
+    return kStartupPacingGain * static_cast<double>(cwnd_) / to_seconds(*srtt_);
+  }
+  double gain = 1.0;
+  switch (state_) {
+    case State::startup: gain = kStartupPacingGain; break;
+    case State::drain: gain = kDrainPacingGain; break;
+    case State::probe_rtt: gain = 1.0; break;
+    case State::probe_bw:
+      gain = phase_ == Phase::down ? kDownPacingGain : phase_ == Phase::up ? kUpGain : 1.0;
+      break;
+  }
+  return gain * bw * kPacingMargin;
+}
+
+void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
+  update_min_rtt(rs, now);
+  update_bw(rs);
+  round_loss_.delivered += rs.acked_bytes;
+  if (rs.round_start) on_round_start(rs);
+  if (rs.rtt && state_ == State::probe_bw) {
+    cycle_min_rtt_ = cycle_min_rtt_ ? std::min(*cycle_min_rtt_, *rs.rtt) : *rs.rtt;
+  }
+  const ByteCount gone = rs.acked_bytes + rs.lost_bytes;
+  const ByteCount inflight = rs.prior_in_flight > gone ? rs.prior_in_flight - gone : 0;
+  advance_state(inflight, now);
+  update_cwnd(rs.acked_bytes);
+}
+
+void ModelLaw::update_bw(const RateSample& rs) {
+  if (!rs.valid) return;
+  // An app-limited sample only counts if it beats the model: a sender with
+  // little to send says nothing about the path's ceiling.
+  if (rs.is_app_limited && rs.delivery_rate_bytes_per_s < bw_bytes_per_s()) return;
+  bw_hi_[1] = std::max(bw_hi_[1], rs.delivery_rate_bytes_per_s);
+}
+
+void ModelLaw::update_min_rtt(const RateSample& rs, Instant now) {
+  if (!rs.rtt || *rs.rtt <= Duration{0}) return;
+  const Duration rtt = *rs.rtt;
+  if (state_ == State::probe_rtt) {
+    probe_rtt_min_ = probe_rtt_min_ ? std::min(*probe_rtt_min_, rtt) : rtt;
+  }
+  if (!min_rtt_ || rtt < *min_rtt_) {
+    min_rtt_ = rtt;
+    min_rtt_stamp_ = now;
+    return;
+  }
+  // A sample near the minimum confirms it: with a drained queue every cycle
+  // the model needs no ProbeRTT to stay fresh.
+  const Duration tolerance = std::max<Duration>(ms(1), *min_rtt_ / 16);
+  if (rtt <= *min_rtt_ + tolerance) min_rtt_stamp_ = now;
+}
+
+void ModelLaw::on_round_start(const RateSample& rs) {
+  round_ = rs.round_count;
+  for (std::size_t i = kLossWindowRounds - 1; i > 0; --i) past_loss_[i] = past_loss_[i - 1];
+  past_loss_[0] = round_loss_;
+  round_loss_ = RoundLoss{};
+  if (state_ == State::startup) check_full_bw(rs);
+  if (state_ == State::probe_bw && phase_ == Phase::up && inflight_hi_ != kInfiniteSsthresh) {
+    // A round of UP without too much loss: raise the ceiling, faster each
+    // round (BBRv3's probe_up), and drop it once it is far above the model.
+    inflight_hi_ += inflight_hi_growth_;
+    inflight_hi_growth_ *= 2;
+    if (inflight_hi_ > 2 * target_cwnd()) inflight_hi_ = kInfiniteSsthresh;
+  }
+}
+
+void ModelLaw::check_full_bw(const RateSample& rs) {
+  if (filled_pipe_ || rs.is_app_limited) return;
+  const double bw = bw_bytes_per_s();
+  if (bw >= full_bw_ * kFullBwGrowth) {
+    full_bw_ = bw;
+    full_bw_count_ = 0;
+    return;
+  }
+  if (++full_bw_count_ >= kFullBwRounds) filled_pipe_ = true;
+}
+
+void ModelLaw::advance_state(ByteCount inflight, Instant now) {
+  switch (state_) {
+    case State::startup:
+      if (!filled_pipe_) break;
+      state_ = State::drain;
+      phase_start_round_ = round_;
+      [[fallthrough]];
+    case State::drain:
+      // Bounded: beside someone else's standing queue our flight at the
+      // drain rate stays above the BDP (the RTT is longer than min_rtt).
+      if (inflight <= bdp_bytes() || round_ - phase_start_round_ >= 3) {
+        state_ = State::probe_bw;
+        enter_phase(Phase::down, now);
+      }
+      break;
+    case State::probe_bw: advance_probe_bw(inflight, now); break;
+    case State::probe_rtt: check_probe_rtt(inflight, now); return;
+  }
+  // Suspecting someone else's standing queue, ProbeRTT would only measure
+  // it and take it for the path's RTT: the competitive window then.
+  const Duration window =
+      competitive_ || standing_cycles_ > 0 ? kCompetitiveMinRttWindow : kMinRttWindow;
+  if (state_ == State::probe_bw && min_rtt_ && now - min_rtt_stamp_ > window) {
+    if (competitive_) {
+      // A standing queue for a minute: take the RTT as it now is (a route
+      // change looks the same); the next cycle decides afresh.
+      if (cycle_min_rtt_) min_rtt_ = *cycle_min_rtt_;
+      min_rtt_stamp_ = now;
+    } else {
+      enter_probe_rtt(now);
+    }
+  }
+}
+
+void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
+  const std::uint64_t rounds = round_ - phase_start_round_;
+  switch (phase_) {
+    case Phase::down:
+      // Our queue is gone once the flight is down to the BDP; a bound of 3
+      // rounds for a model that overestimates bw.
+      if (competitive_ ? rounds >= 2 : (inflight <= bdp_bytes() || rounds >= 3)) {
+        enter_phase(Phase::cruise, now);
+      }
+      break;
+    case Phase::cruise:
+      if (now - cycle_start_ >= cycle_length_) end_cycle(now);
+      break;
+    case Phase::up: {
+      const auto up_target = static_cast<ByteCount>(kUpGain * static_cast<double>(bdp_bytes()));
+      // Not ended by inflight_hi: UP is where a bound set by loss grows back.
+      if (rounds >= 1 && (inflight >= up_target || rounds >= 3)) {
+        enter_phase(Phase::down, now);
+      }
+      break;
+    }
+  }
+}
+
+void ModelLaw::end_cycle(Instant now) {
+  // Did even the drained phase see the RTT near its minimum? If not, a
+  // standing queue that is not ours sits at the bottleneck.
+  if (cycle_drains_ && cycle_min_rtt_ && min_rtt_) {
+    const Duration threshold = std::max<Duration>(2 * kQueueTarget, *min_rtt_ / 8);
+    if (*cycle_min_rtt_ > *min_rtt_ + threshold) {
+      // The rate the model had before the queue appeared: where competing
+      // starts from (by then the starved model's own estimate is low).
+      if (standing_cycles_++ == 0) bw_before_standing_ = bw_bytes_per_s();
+    } else {
+      standing_cycles_ = 0;
+      competitive_ = false;
+    }
+  }
+  if (!competitive_ && standing_cycles_ >= kStandingCycles) {
+    competitive_ = true;
+    const double rtt_s = to_seconds(srtt_ ? *srtt_ : min_rtt_.value_or(Duration{0}));
+    const auto start = std::max(cwnd_, static_cast<ByteCount>(bw_before_standing_ * rtt_s));
+    cubic_.set_state(start, start);  // congestion avoidance from there
+    cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+  }
+  ++cycle_count_;
+  // BBRv3: the max filter spans this cycle and the last one.
+  bw_hi_[0] = bw_hi_[1];
+  bw_hi_[1] = 0;
+  enter_phase(Phase::up, now);
+}
+
+void ModelLaw::enter_phase(Phase phase, Instant now) {
+  phase_ = phase;
+  phase_start_round_ = round_;
+  if (phase == Phase::down) {
+    cycle_start_ = now;
+    cycle_length_ = next_cycle_length();
+    cycle_min_rtt_.reset();
+    // Competing, draining our share costs it: only every
+    // kCompetitiveDrainCycles-th cycle looks whether the other queue is gone.
+    cycle_drains_ = !competitive_ || cycle_count_ % kCompetitiveDrainCycles == 0;
+    if (!cycle_drains_) phase_ = Phase::cruise;
+  }
+  if (phase == Phase::up && inflight_hi_ != kInfiniteSsthresh) {
+    // +1/8, +1/4, +1/2 of the bound in UP's rounds (BBRv3 doubles its step
+    // each round too, from one packet: too slow to undo a 0.7 cut in the
+    // few rounds of one UP).
+    inflight_hi_growth_ = std::max(params_.max_datagram_bytes, inflight_hi_ / 8);
+  }
+}
+
+Duration ModelLaw::next_cycle_length() {
+  // 2-3 s, so that ensembles sharing a bottleneck do not probe in step
+  // (BBRv3); a fixed-seed xorshift keeps the simulator deterministic.
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  return ms(2000 + static_cast<std::int64_t>(rng_ % 1000));
+}
+
+void ModelLaw::enter_probe_rtt(Instant now) {
+  state_ = State::probe_rtt;
+  probe_rtt_done_.reset();
+  probe_rtt_min_.reset();
+  phase_start_round_ = round_;
+  min_rtt_stamp_ = now;  // do not re-enter while here
+}
+
+void ModelLaw::check_probe_rtt(ByteCount inflight, Instant now) {
+  const ByteCount cap = std::max(bdp_bytes() / 2, min_cwnd());
+  if (!probe_rtt_done_) {
+    if (inflight > cap) return;
+    probe_rtt_done_ = now + kProbeRttDuration;
+    phase_start_round_ = round_;
+    return;
+  }
+  if (now < *probe_rtt_done_ || round_ == phase_start_round_) return;
+  if (probe_rtt_min_) min_rtt_ = *probe_rtt_min_;
+  min_rtt_stamp_ = now;
+  state_ = State::probe_bw;
+  enter_phase(Phase::down, now);
+}
+
+ByteCount ModelLaw::target_cwnd() const {
+  const ByteCount bdp = bdp_bytes();
+  switch (state_) {
+    case State::startup:
+      return static_cast<ByteCount>(kStartupCwndGain * static_cast<double>(bdp));
+    case State::drain:
+      // Not only the pacing gain: without a pacer (or behind a slower one)
+      // the window is what drains startup's queue.
+      return bdp + queue_target_bytes();
+    case State::probe_rtt: return std::max(bdp / 2, min_cwnd());
+    case State::probe_bw: break;
+  }
+  const ByteCount target = queue_target_bytes();
+  if (phase_ == Phase::up) {
+    return static_cast<ByteCount>(kUpGain * static_cast<double>(bdp)) + target;
+  }
+  return bdp + target;
+}
+
+void ModelLaw::update_cwnd(ByteCount acked_bytes) {
+  if (competitive_) {
+    cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+    if (state_ == State::probe_bw && phase_ == Phase::down) {
+      cwnd_ = std::max(std::min(cwnd_, bdp_bytes()), min_cwnd());
+    }
+    return;
+  }
+  const ByteCount target = target_cwnd();
+  const bool have_model = bw_bytes_per_s() > 0 && min_rtt_;
+  if (filled_pipe_) {
+    cwnd_ = std::min(cwnd_ + acked_bytes, target);
+  } else if (!have_model || cwnd_ < target) {
+    cwnd_ += acked_bytes;  // startup: grow by what is delivered (BBR)
+  }
+  cwnd_ = std::max(std::min(cwnd_, inflight_hi_), min_cwnd());
+}
+
+void ModelLaw::on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, Instant now) {
+  round_loss_.lost += lost_bytes;
+  if (competitive_ && cubic_cut_round_ != round_) {
+    // CUBIC's answer, once per round trip.
+    cubic_cut_round_ = round_;
+    cubic_.on_congestion_event(now, n_flows_);
+    cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+  }
+  if (loss_response_round_ != round_ && loss_too_high(prior_in_flight)) {
+    loss_response_round_ = round_;
+    on_loss_too_high(prior_in_flight, now);
+  }
+}
+
+bool ModelLaw::loss_too_high(ByteCount prior_in_flight) const {
+  // Losses exceed kLossThreshold of the packets by a margin that a random
+  // loss rate of up to 1 % practically never reaches: 3 sigma of a Poisson
+  // count at the threshold, plus one packet. Checked over the current round
+  // (a fast answer to an overflow; early in a round the flight, as BBRv3's
+  // tx_in_flight, is its size) and over the last kLossWindowRounds (a slow
+  // answer to a steady 2-3 %).
+  const auto over = [this](ByteCount lost, ByteCount packets_bytes) {
+    const double packets = static_cast<double>(packets_bytes) / mss();
+    const double expected = kLossThreshold * packets;
+    return static_cast<double>(lost) / mss() > expected + 3.0 * std::sqrt(expected) + 1.0;
+  };
+  RoundLoss window = round_loss_;
+  for (const RoundLoss& r : past_loss_) {
+    window.lost += r.lost;
+    window.delivered += r.delivered;
+  }
+  const ByteCount round = std::max(round_loss_.lost + round_loss_.delivered, prior_in_flight);
+  return over(round_loss_.lost, round) || over(window.lost, window.lost + window.delivered);
+}
+
+void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
+  // BBRv3: the flight that lost too much, times beta, is the ceiling until
+  // an UP probe finds room again.
+  const auto bound = static_cast<ByteCount>(kBeta * static_cast<double>(prior_in_flight));
+  inflight_hi_ = std::max(bound, min_cwnd());
+  cwnd_ = std::max(std::min(cwnd_, inflight_hi_), min_cwnd());
+  if (state_ == State::startup) {
+    filled_pipe_ = true;
+    state_ = State::drain;
+    phase_start_round_ = round_;
+  } else if (state_ == State::probe_bw && phase_ == Phase::up) {
+    enter_phase(Phase::down, now);
+  }
+}
+
+}  // namespace egw::congestion

@@ -1,0 +1,179 @@
+// The "model" window law: a BBR-family law with an explicit queue target,
+// for a whole ensemble (config `window_law: model`).
+//
+// It models the path by two numbers, measured for the ensemble as a whole:
+//   bw      = the bottleneck rate, the max delivery rate (delivery_rate.h)
+//             over the last two ProbeBW cycles (BBRv3);
+//   min_rtt = the path's base RTT, the min RTT sample over 10 s;
+// and sends at the rate bw (the pacing rate, times a gain that probes up or
+// drains) with at most
+//   cwnd = bw * min_rtt + queue target,  queue target = max(5 ms * bw, 4 packets)
+// in flight. BBR keeps 2 BDP in flight (up to one BDP of standing queue);
+// this law keeps a few milliseconds: the link stays full while the standing
+// queue is the gateway's own, where its scheduler and classes act.
+//
+// States (BBRv3 shapes, our gains):
+//   startup    pacing 2.77 bw, cwnd += acked up to 2 BDP. Ends when bw grew
+//              < 25 % in 3 rounds, or a round's loss rate is too high.
+//   drain      pacing 0.35 bw, cwnd BDP + target, until the flight is <= BDP.
+//   probe_bw   a cycle of DOWN (pacing 0.9 until the flight is <= BDP: the
+//              queue empties, and the RTT then shows whether someone else
+//              keeps a standing queue), CRUISE (pacing 1.0 for 2-3 s) and UP
+//              (pacing 1.25, cwnd 1.25 BDP + target, for a round or until
+//              the queue builds).
+//   probe_rtt  only when no RTT sample came within a tolerance of min_rtt
+//              for 10 s (DOWN drains the queue every cycle, so this is rare):
+//              cwnd 0.5 BDP for 200 ms and a round.
+//
+// Loss: no multiplicative cut. Random loss of 0.1-1 % costs nothing; only a
+// loss rate above 2 % that is significant (losses in the current round or
+// over the last 8 rounds exceed 2 % of the packets by 3 sigma of a Poisson
+// count) bounds the flight (BBRv3's inflight_hi = 0.7 x the flight at the
+// loss), ends startup, and ends an UP probe. Each UP probe grows inflight_hi
+// again (+1/8, +1/4, +1/2 in its rounds), until it is far above need. An
+// RTO collapses cwnd to one packet; it grows back by the bytes acked.
+//
+// Competition (the Vegas problem): a delay-targeting law starves beside a
+// buffer filler. When for 2 cycles in a row even DOWN's RTT stays above
+// min_rtt + max(2 x 5 ms, min_rtt / 8), somebody else keeps a standing
+// queue (and min_rtt is not expired into a ProbeRTT meanwhile): the law
+// switches to competitive mode, where the window is an embedded CUBIC
+// (congestion/cubic.h) emulating n_flows flows (one cut per loss round),
+// sent by the ACK clock, with a DOWN phase every 4th cycle. When such a
+// DOWN sees the RTT near min_rtt again, the other queue is gone and the
+// model is back. n_flows matters only there: `single` coupling competes as
+// one CUBIC flow, `n_flows` as n.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "congestion/cubic.h"
+#include "congestion/window_law.h"
+
+namespace egw::congestion {
+
+class ModelLaw final : public WindowLaw {
+ public:
+  enum class State { startup, drain, probe_bw, probe_rtt };
+  enum class Phase { down, cruise, up };
+
+  static constexpr double kStartupPacingGain = 2.77;  // 2 / ln 2
+  static constexpr double kStartupCwndGain = 2.0;
+  static constexpr double kDrainPacingGain = 0.35;
+  static constexpr double kDownPacingGain = 0.9;
+  static constexpr double kUpGain = 1.25;
+  static constexpr double kPacingMargin = 0.99;  // pace 1 % under bw (BBR)
+  static constexpr double kFullBwGrowth = 1.25;
+  static constexpr std::uint32_t kFullBwRounds = 3;
+  static constexpr double kLossThreshold = 0.02;
+  static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
+  static constexpr Duration kQueueTarget = ms(5);
+  static constexpr std::uint32_t kQueueTargetMinPackets = 4;
+  static constexpr std::uint32_t kMinCwndPackets = 4;
+  static constexpr Duration kMinRttWindow = ms(10'000);
+  static constexpr Duration kCompetitiveMinRttWindow = ms(60'000);
+  static constexpr Duration kProbeRttDuration = ms(200);
+  static constexpr std::uint32_t kStandingCycles = 2;
+  static constexpr std::uint32_t kLossWindowRounds = 8;
+  static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
+
+  explicit ModelLaw(const WindowLawParams& params);
+
+  ByteCount cwnd_bytes() const override { return cwnd_; }
+  ByteCount ssthresh_bytes() const override;
+  void on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
+              std::uint32_t n_flows) override;
+  // Loss rounds: the answer is in on_packets_lost (no multiplicative cut).
+  void on_congestion_event(Instant /*now*/, std::uint32_t /*n_flows*/) override {}
+  void on_congestion_events(Instant /*now*/, std::uint32_t /*n*/, std::uint32_t /*c*/) override {}
+  void on_random_loss_events(Instant /*now*/, std::uint32_t /*n*/, std::uint32_t /*c*/) override {}
+  void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
+  void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
+  void set_params(const WindowLawParams& params) override;
+  void on_rate_sample(const RateSample& sample, Instant now) override;
+  void on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, Instant now) override;
+  std::optional<double> pacing_rate_bytes_per_s() const override;
+
+  // Diagnostics (tests, metrics).
+  State state() const { return state_; }
+  Phase phase() const { return phase_; }
+  bool competitive() const { return competitive_; }
+  double bw_bytes_per_s() const { return std::max(bw_hi_[0], bw_hi_[1]); }
+  std::optional<Duration> min_rtt() const { return min_rtt_; }
+  ByteCount inflight_hi_bytes() const { return inflight_hi_; }
+  ByteCount bdp_bytes() const;
+  ByteCount queue_target_bytes() const;
+
+ private:
+  struct RoundLoss {
+    ByteCount lost = 0;
+    ByteCount delivered = 0;
+  };
+
+  double mss() const { return static_cast<double>(params_.max_datagram_bytes); }
+  ByteCount min_cwnd() const { return kMinCwndPackets * params_.max_datagram_bytes; }
+  void update_bw(const RateSample& rs);
+  void update_min_rtt(const RateSample& rs, Instant now);
+  void on_round_start(const RateSample& rs);
+  void check_full_bw(const RateSample& rs);
+  void advance_state(ByteCount inflight, Instant now);
+  void advance_probe_bw(ByteCount inflight, Instant now);
+  void end_cycle(Instant now);
+  void enter_phase(Phase phase, Instant now);
+  void enter_probe_rtt(Instant now);
+  void check_probe_rtt(ByteCount inflight, Instant now);
+  bool loss_too_high(ByteCount prior_in_flight) const;
+  void on_loss_too_high(ByteCount prior_in_flight, Instant now);
+  ByteCount target_cwnd() const;
+  void update_cwnd(ByteCount acked_bytes);
+  Duration next_cycle_length();
+
+  WindowLawParams params_;
+  State state_ = State::startup;
+  Phase phase_ = Phase::cruise;
+  ByteCount cwnd_;
+  ByteCount inflight_hi_ = kInfiniteSsthresh;  // no bound until too much loss
+  ByteCount inflight_hi_growth_ = 0;           // per UP round, doubles
+
+  std::array<double, 2> bw_hi_{};  // max delivery rate: last cycle, this cycle
+  std::optional<Duration> min_rtt_;
+  Instant min_rtt_stamp_{};
+  std::optional<Duration> srtt_;
+  std::uint64_t round_ = 0;
+  std::uint64_t phase_start_round_ = 0;
+
+  // Startup's plateau detection.
+  double full_bw_ = 0;
+  std::uint32_t full_bw_count_ = 0;
+  bool filled_pipe_ = false;
+
+  // Loss per round: the current one and the last kLossWindowRounds.
+  RoundLoss round_loss_;
+  std::array<RoundLoss, kLossWindowRounds> past_loss_{};
+  std::uint64_t loss_response_round_ = ~std::uint64_t{0};
+
+  // ProbeBW cycle.
+  Instant cycle_start_{};
+  Duration cycle_length_{};
+  std::optional<Duration> cycle_min_rtt_;
+
+  std::uint32_t standing_cycles_ = 0;
+  std::uint64_t cycle_count_ = 0;
+  bool cycle_drains_ = true;
+  double bw_before_standing_ = 0;
+  std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
+
+  // ProbeRTT.
+  std::optional<Instant> probe_rtt_done_;
+  std::optional<Duration> probe_rtt_min_;
+
+  // Competitive mode: an embedded CUBIC owns the window.
+  bool competitive_ = false;
+  Cubic cubic_;
+  std::uint32_t n_flows_ = 1;
+  std::uint64_t cubic_cut_round_ = ~std::uint64_t{0};
+};
+
+}  // namespace egw::congestion

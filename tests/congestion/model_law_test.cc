@@ -1,0 +1,209 @@
+// The model window law (congestion/model_law.h) on a packet-level path
+// (model_path_sim.h) and on synthetic rate samples.
+#include "congestion/model_law.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "congestion/cubic.h"
+#include "congestion/delivery_rate.h"
+#include "congestion/newreno.h"
+#include "model_path_sim.h"
+
+namespace egw::congestion {
+namespace {
+
+using testing::PathConfig;
+using testing::PathSim;
+
+constexpr ByteCount kMss = 1200;
+const WindowLawParams kParams{kMss, 10 * kMss, 2 * kMss};
+const Instant t0 = instant_at(Duration{0});
+
+ModelLaw& model_of(PathSim& sim, std::size_t i) { return static_cast<ModelLaw&>(*sim.flow(i).law); }
+
+Duration p99(std::vector<Duration> v) {
+  if (v.empty()) return Duration{0};
+  std::sort(v.begin(), v.end());
+  return v[v.size() * 99 / 100];
+}
+
+// 20 Mbit/s, 60 ms, 600-packet buffer (issue 20's link): startup finds the
+// rate within a few round trips, drains, and the link then stays full with
+// a queue of a few milliseconds.
+TEST(ModelLawTest, StartupFindsTheRateThenKeepsTheLinkFullWithAShortQueue) {
+  PathSim sim(PathConfig{});
+  sim.add_flow(std::make_unique<ModelLaw>(kParams));
+  sim.run(t0 + ms(2000));
+  const ModelLaw& law = model_of(sim, 0);
+  EXPECT_EQ(law.state(), ModelLaw::State::probe_bw);
+  EXPECT_NEAR(law.bw_bytes_per_s(), 20e6 / 8, 20e6 / 8 * 0.1);
+  ASSERT_TRUE(law.min_rtt());
+  EXPECT_LT(*law.min_rtt(), ms(62));
+  sim.reset_counters();
+  sim.run(t0 + ms(12000), t0 + ms(2000));
+  EXPECT_GE(sim.utilisation(0, ms(10000)), 0.9);
+  EXPECT_LE(p99(sim.queue_samples()), ms(20));
+  EXPECT_FALSE(law.competitive());
+}
+
+// Random loss of 1 % (and 0.2 %): no multiplicative cut, the link stays
+// full, no inflight bound is set. NewReno on the same path for contrast.
+TEST(ModelLawTest, RandomLossUpToOnePercentCostsNothing) {
+  for (const double loss : {0.002, 0.01}) {
+    PathConfig path;
+    path.random_loss = loss;
+    PathSim sim(path);
+    sim.add_flow(std::make_unique<ModelLaw>(kParams));
+    sim.run(t0 + ms(12000), t0 + ms(2000));
+    EXPECT_GE(sim.utilisation(0, ms(10000)), 0.9) << loss;
+    EXPECT_EQ(model_of(sim, 0).inflight_hi_bytes(), kInfiniteSsthresh) << loss;
+
+    PathSim reno(path);
+    reno.add_flow(std::make_unique<NewReno>(kParams), false);
+    reno.run(t0 + ms(12000), t0 + ms(2000));
+    EXPECT_LT(reno.utilisation(0, ms(10000)), 0.9) << loss;  // Mathis' ceiling
+  }
+}
+
+// Synthetic: 1 % of each round lost leaves cwnd and the pacing rate alone;
+// 10 % in a round bounds the flight at 0.7 of what it was.
+TEST(ModelLawTest, OnlyLossAboveTwoPercentBoundsTheFlight) {
+  // Warm up on the path: probe_bw at 2.5 MB/s.
+  PathSim sim(PathConfig{});
+  sim.add_flow(std::make_unique<ModelLaw>(kParams));
+  sim.run(t0 + ms(3000));
+  ModelLaw& m = model_of(sim, 0);
+  ASSERT_EQ(m.state(), ModelLaw::State::probe_bw);
+  const ByteCount cwnd = m.cwnd_bytes();
+  const double pacing = *m.pacing_rate_bytes_per_s();
+  const ByteCount flight = m.bdp_bytes();
+  Instant now = sim.now();
+  // One round of 125 packets with 1 lost (0.8 %), twice.
+  for (int round = 0; round < 2; ++round) {
+    m.on_packets_lost(kMss, flight, now);
+    EXPECT_EQ(m.inflight_hi_bytes(), kInfiniteSsthresh);
+  }
+  EXPECT_EQ(m.cwnd_bytes(), cwnd);
+  EXPECT_EQ(*m.pacing_rate_bytes_per_s(), pacing);
+  // 13 losses in the round (10 %): too many.
+  for (int i = 0; i < 11; ++i) m.on_packets_lost(kMss, flight, now);
+  EXPECT_LE(m.inflight_hi_bytes(), static_cast<ByteCount>(0.7 * static_cast<double>(flight)) + 1);
+  EXPECT_LE(m.cwnd_bytes(), m.inflight_hi_bytes());
+}
+
+// A shallow buffer (1/4 BDP) and a path that overflows: the law keeps the
+// link busy without piling losses (the bound), and an RTO collapses cwnd.
+TEST(ModelLawTest, RtoCollapsesTheWindow) {
+  ModelLaw law(kParams);
+  law.set_state(100 * kMss, kInfiniteSsthresh);
+  law.on_rto(100 * kMss, 1);
+  EXPECT_EQ(law.cwnd_bytes(), kMss);
+}
+
+// min_rtt is refreshed by the drained DOWN phases: no ProbeRTT in 15 s.
+// When the path's RTT grows (a route change) no sample confirms it any
+// more. To the law that looks like someone else's standing queue (known
+// limit, docs): it competes (a CUBIC window) until the competitive window of
+// min_rtt (60 s) ends, then takes the RTT as it is and returns to the model.
+TEST(ModelLawTest, MinRttFollowsARouteChangeAfterTheCompetitiveWindow) {
+  PathSim sim(PathConfig{});
+  sim.add_flow(std::make_unique<ModelLaw>(kParams));
+  sim.run(t0 + ms(15000));
+  ModelLaw& law = model_of(sim, 0);
+  ASSERT_TRUE(law.min_rtt());
+  EXPECT_LT(*law.min_rtt(), ms(62));
+  EXPECT_FALSE(law.competitive());
+  sim.set_base_rtt(ms(100));
+  sim.run(t0 + ms(30000));
+  EXPECT_TRUE(law.competitive());
+  sim.run(t0 + ms(95000));
+  ASSERT_TRUE(law.min_rtt());
+  EXPECT_GE(*law.min_rtt(), ms(100));
+  EXPECT_LT(*law.min_rtt(), ms(110));
+  EXPECT_FALSE(law.competitive());
+  sim.reset_counters();
+  sim.run(t0 + ms(105000), t0 + ms(95000));
+  EXPECT_GE(sim.utilisation(0, ms(10000)), 0.9);
+}
+
+// Without competition, a steady path keeps its min_rtt without ProbeRTT;
+// with nothing confirming it for 10 s (a sender that always keeps a queue
+// cannot happen here, so: synthetic samples), ProbeRTT runs.
+TEST(ModelLawTest, ProbeRttWhenNoSampleConfirmsMinRttFor10s) {
+  PathSim sim(PathConfig{});
+  sim.add_flow(std::make_unique<ModelLaw>(kParams));
+  sim.run(t0 + ms(3000));
+  ModelLaw& law = model_of(sim, 0);
+  ASSERT_EQ(law.state(), ModelLaw::State::probe_bw);
+  Instant now = sim.now();
+  const Instant end = now + ms(10500);
+  std::uint64_t round = 1000;
+  bool probed = false;
+  while (now < end && !probed) {
+    // Rounds of 70 ms samples (10 ms above min_rtt): a 10 ms standing queue.
+    RateSample rs;
+    rs.valid = true;
+    rs.delivery_rate_bytes_per_s = 2.5e6;
+    rs.rtt = ms(70);
+    rs.round_start = true;
+    rs.round_count = ++round;
+    rs.acked_bytes = kMss;
+    rs.prior_in_flight = law.bdp_bytes();
+    law.on_rate_sample(rs, now);
+    probed = law.state() == ModelLaw::State::probe_rtt;
+    now += ms(70);
+  }
+  EXPECT_TRUE(probed);
+  EXPECT_GE(now - (end - ms(10500)), ms(9000));
+}
+
+// Long fat paths: 100 Mbit/s at 100 ms, and a geostationary 10 Mbit/s at
+// 600 ms, each filled by one sender.
+TEST(ModelLawTest, FillsLongFatPaths) {
+  struct Case {
+    double rate;
+    Duration rtt;
+    std::size_t buffer;
+  };
+  for (const Case c : {Case{100e6 / 8, ms(100), 1000}, Case{10e6 / 8, ms(600), 700}}) {
+    PathConfig path;
+    path.rate_bytes_per_s = c.rate;
+    path.base_rtt = c.rtt;
+    path.buffer_packets = c.buffer;
+    PathSim sim(path);
+    sim.add_flow(std::make_unique<ModelLaw>(kParams));
+    const Duration warmup = 15 * c.rtt;
+    sim.run(t0 + warmup + ms(10000), t0 + warmup);
+    EXPECT_GE(sim.utilisation(0, ms(10000)), 0.9) << c.rate;
+  }
+}
+
+// Beside a CUBIC flow that fills a deep buffer the model sees a standing
+// queue it did not make, competes as one CUBIC flow, and gets a fair share;
+// when the CUBIC flow ends it goes back to the model. Unpaced, as the
+// domain sends today (a paced sender loses less at a drop-tail overflow than
+// the unpaced flows beside it: law-docs). Without competing the model got
+// 0.10x here. The goal's 0.5x-2x is asserted through the tunnel in
+// ScenarioModelLaw.SharesWithCubicFlows; this toy path (no jitter, one ack
+// per packet) gives 0.31x, so the bound here is looser.
+TEST(ModelLawTest, CompetesWithACubicFlowThenReturnsToTheModel) {
+  PathSim sim(PathConfig{});
+  sim.add_flow(std::make_unique<ModelLaw>(kParams), false);
+  sim.add_flow(std::make_unique<Cubic>(kParams), false);
+  sim.run(t0 + ms(40000), t0 + ms(20000));
+  ModelLaw& law = model_of(sim, 0);
+  EXPECT_TRUE(law.competitive());
+  ASSERT_TRUE(law.min_rtt());
+  EXPECT_LT(*law.min_rtt(), ms(62));  // no ProbeRTT took the other queue for the path
+  const double share = sim.utilisation(0, ms(20000)) / sim.utilisation(1, ms(20000));
+  EXPECT_GE(share, 0.25);
+  EXPECT_LE(share, 4.0);
+  sim.flow(1).stopped = true;
+  sim.run(t0 + ms(60000));
+  EXPECT_FALSE(law.competitive());
+}
+
+}  // namespace
+}  // namespace egw::congestion
