@@ -188,12 +188,14 @@ class Gateway(Contender):
         self.rates = {"up": 20e6, "down": 20e6}  # the link max_rate is derived from (set_link)
         self.keys = None
 
-    @property
-    def extra(self):
+    def extra(self, role):
+        """The variant's YAML for one gateway. max_rate's `up` is what that gateway
+        sends: the branch's uplink, the hub's downlink (the link's b2a)."""
         if "{up}" not in self.template:
             return self.template
+        rates = self.rates if role == "branch" else {"up": self.rates["down"], "down": self.rates["up"]}
         return self.template.format(**{d: rate_text(round(RATE_SHARE * bps / 1e3) * 1000)
-                                       for d, bps in self.rates.items()})
+                                       for d, bps in rates.items()})
 
     def _configs(self, lab, log_level="warn"):
         t = lab.tmp
@@ -204,7 +206,7 @@ class Gateway(Contender):
                 write_secret(os.path.join(t, f"{self.key}-{role}.key"), priv)
                 self.keys[role] = pub
         keys = self.keys
-        common = f"metrics_listen: 127.0.0.1:{9500 + self.i}\nlog_level: {log_level}\n{self.extra}"
+        common = f"metrics_listen: 127.0.0.1:{9500 + self.i}\nlog_level: {log_level}\n"
         with open(os.path.join(t, f"{self.key}-branch.yaml"), "w") as f:
             f.write(f"""role: branch
 private_key_file: {t}/{self.key}-branch.key
@@ -216,7 +218,7 @@ interception:
   mode: none
   listen: "0.0.0.0:{self.listener}"
 status_socket: {t}/{self.key}-branch.sock
-{common}""")
+{common}{self.extra("branch")}""")
         with open(os.path.join(t, f"{self.key}-hub.yaml"), "w") as f:
             f.write(f"""role: hub
 private_key_file: {t}/{self.key}-hub.key
@@ -226,7 +228,7 @@ peers:
     public_key: {keys['branch']}
     allow: [{DC}]
 status_socket: {t}/{self.key}-hub.sock
-{common}""")
+{common}{self.extra("hub")}""")
 
     def check(self, lab):
         """None, or the gateway's first complaint about this variant's configs."""
