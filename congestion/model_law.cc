@@ -141,6 +141,14 @@ void ModelLaw::on_round_start(const RateSample& rs) {
   }
 }
 
+void ModelLaw::restart_startup() {
+  state_ = State::startup;
+  filled_pipe_ = false;
+  full_bw_ = bw_bytes_per_s();
+  full_bw_count_ = 0;
+  ++startup_restarts_;
+}
+
 void ModelLaw::check_full_bw(const RateSample& rs) {
   if (filled_pipe_ || rs.is_app_limited) return;
   const double bw = bw_bytes_per_s();
@@ -200,6 +208,15 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
       if (now - cycle_start_ >= cycle_length_) end_cycle(now);
       break;
     case Phase::up: {
+      // The pipe took the whole probe: the model found a quarter more rate
+      // (less the pacing margin) and the queue did not grow. The path has
+      // far more room than the model thought, e.g. startup ended early on a
+      // plateau that the reverse path's queue made (a download beside an
+      // upload): search again by startup's doubling, not 25 % per cycle.
+      if (rounds >= 1 && !competitive_ && bw_bytes_per_s() >= kUpRoomGrowth * up_start_bw_) {
+        restart_startup();
+        break;
+      }
       const auto up_target = static_cast<ByteCount>(kUpGain * static_cast<double>(bdp_bytes()));
       // Not ended by inflight_hi: UP is where a bound set by loss grows back.
       if (rounds >= 1 && (inflight >= up_target || rounds >= 3)) {
@@ -250,6 +267,7 @@ void ModelLaw::enter_phase(Phase phase, Instant now) {
     cycle_drains_ = !competitive_ || cycle_count_ % kCompetitiveDrainCycles == 0;
     if (!cycle_drains_) phase_ = Phase::cruise;
   }
+  if (phase == Phase::up) up_start_bw_ = bw_bytes_per_s();
   if (phase == Phase::up && inflight_hi_ != kInfiniteSsthresh) {
     // +1/8, +1/4, +1/2 of the bound in UP's rounds (BBRv3 doubles its step
     // each round too, from one packet: too slow to undo a 0.7 cut in the

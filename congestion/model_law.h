@@ -66,6 +66,9 @@ class ModelLaw final : public WindowLaw {
   static constexpr double kUpGain = 1.25;
   static constexpr double kPacingMargin = 0.99;  // pace 1 % under bw (BBR)
   static constexpr double kFullBwGrowth = 1.25;
+  // An UP round whose rate grew this much re-enters startup (1.25 x 0.99
+  // paced, less the noise of one round's samples).
+  static constexpr double kUpRoomGrowth = 1.2;
   static constexpr std::uint32_t kFullBwRounds = 3;
   static constexpr double kLossThreshold = 0.02;
   static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
@@ -98,6 +101,7 @@ class ModelLaw final : public WindowLaw {
 
   // Diagnostics (tests, metrics).
   State state() const { return state_; }
+  std::uint64_t startup_restarts() const { return startup_restarts_; }
   Phase phase() const { return phase_; }
   bool competitive() const { return competitive_; }
   double bw_bytes_per_s() const { return std::max(bw_hi_[0], bw_hi_[1]); }
@@ -118,6 +122,7 @@ class ModelLaw final : public WindowLaw {
   void update_min_rtt(const RateSample& rs, Instant now);
   void on_round_start(const RateSample& rs);
   void check_full_bw(const RateSample& rs);
+  void restart_startup();
   void advance_state(ByteCount inflight, Instant now);
   void advance_probe_bw(ByteCount inflight, Instant now);
   void end_cycle(Instant now);
@@ -148,6 +153,8 @@ class ModelLaw final : public WindowLaw {
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
   bool filled_pipe_ = false;
+  double up_start_bw_ = 0;  // bw when the current UP began
+  std::uint64_t startup_restarts_ = 0;
 
   // Loss per round: the current one and the last kLossWindowRounds.
   RoundLoss round_loss_;

@@ -1,0 +1,72 @@
+// The model law with a download and an upload at once (issue 20): 20 Mbit/s
+// each way, 30 ms one way, 600-packet buffers, 0.2 % random loss; the WAN
+// lab's full-links-lossy link. Deterministic: fixed seed.
+//
+// Both gateways start at once, so the hub's startup fills the downlink's
+// queue while the branch's startup measures its rate: the branch's acks
+// cross that queue, its delivery rate stops growing, and startup ends on
+// a plateau at ~2 Mbit/s. UP then found 25 % more per 2-3 s cycle: the
+// upload took 20 s to reach half the link (the lab: 23-42 % in 16 s). Now
+// an UP round that takes its whole probe re-enters startup.
+// EGW_TRACE=1 prints both rates each second.
+#include <cstdlib>
+#include <iostream>
+
+#include <gtest/gtest.h>
+
+#include "tests/sim/scenario.h"
+
+namespace egw::sim {
+namespace {
+
+TEST(BidirectionalModel, UploadBesideADownloadFindsTheLink) {
+  PathConfig path;
+  path.bottleneck_bits_per_second = 20'000'000;
+  path.reverse_bits_per_second = 20'000'000;
+  path.one_way_delay = ms(30);
+  path.queue_limit_packets = 600;
+  path.loss_probability = 0.002;
+  path.seed = 3;
+  path.max_pairs = 1;
+  Scenario s(path);
+  PairConfig pair_config;
+  pair_config.law = congestion::WindowLawKind::model;
+  pair_config.customize = [](tunnel::ConnectionConfig& c) {
+    // The gateway's buffers (config/gateway_config.cc apply_limits).
+    c.stream_receive_window_bytes = 256 * 1024;
+    c.stream_send_buffer_bytes = 256 * 1024;
+    c.connection_receive_window_bytes = 64 << 20;
+    c.connection_send_buffer_bytes = 64 << 20;
+    c.stream_receive_window_max_bytes = 16 << 20;
+    c.stream_send_buffer_max_bytes = 16 << 20;
+  };
+  const std::size_t pair = s.add_pair(pair_config);
+  BulkConfig down;
+  down.bytes = 256 << 20;
+  auto& download = s.add_bulk(pair, down, instant_at(ms(10)));
+  BulkConfig up = down;
+  up.direction = BulkConfig::Direction::client_to_server;
+  up.port = 5002;
+  auto& upload = s.add_bulk(pair, up, instant_at(ms(10)));
+  const Duration from = ms(8'000);
+  const Duration to = ms(14'000);
+  for (Duration t = ms(1000); std::getenv("EGW_TRACE") && t <= to; t += ms(1000)) {
+    s.run_until(instant_at(t));
+    std::cout << "t " << to_seconds(t) << " down " << download.bytes_delivered() << " up "
+              << upload.bytes_delivered() << "\n";
+  }
+  s.run_until(instant_at(to));
+  auto share = [&](const BulkTransfer& b) {
+    const ByteCount bytes = b.bytes_delivered_by(instant_at(to)) - b.bytes_delivered_by(instant_at(from));
+    return static_cast<double>(bytes) * 8 / to_seconds(to - from) / 20e6;
+  };
+  std::cout << "[ result   ] download " << 100 * share(download) << " %, upload " << 100 * share(upload)
+            << " % of 20 Mbit/s\n";
+  // ~96 % is the ceiling after the tunnel's headers; before the fix the
+  // upload had 34 % here.
+  EXPECT_GE(share(download), 0.85);
+  EXPECT_GE(share(upload), 0.85);
+}
+
+}  // namespace
+}  // namespace egw::sim
