@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/sim/gateway_buffers.h"
 #include "tests/sim/scenario.h"
 
 namespace egw::sim {
@@ -44,15 +45,7 @@ Shares run(bool grow_windows, congestion::WindowLawKind law) {
   std::cout << "[ scenario ] " << s.describe() << (grow_windows ? " windows grow" : " windows fixed") << "\n";
   PairConfig pair_config;
   pair_config.law = law;
-  pair_config.customize = [&](tunnel::ConnectionConfig& c) {
-    // The gateway's buffers (config/gateway_config.cc apply_limits).
-    c.stream_receive_window_bytes = 256 * 1024;
-    c.stream_send_buffer_bytes = 256 * 1024;
-    c.connection_receive_window_bytes = 64 << 20;
-    c.connection_send_buffer_bytes = 64 << 20;
-    c.stream_receive_window_max_bytes = grow_windows ? 16 << 20 : 0;
-    c.stream_send_buffer_max_bytes = grow_windows ? 16 << 20 : 0;
-  };
+  pair_config.customize = [&](tunnel::ConnectionConfig& c) { gateway_buffers(c, grow_windows); };
   const std::size_t pair = s.add_pair(pair_config);
   BulkConfig down;
   down.bytes = 64 << 20;

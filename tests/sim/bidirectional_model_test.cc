@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/sim/gateway_buffers.h"
 #include "tests/sim/scenario.h"
 
 namespace egw::sim {
@@ -31,15 +32,7 @@ TEST(BidirectionalModel, UploadBesideADownloadFindsTheLink) {
   Scenario s(path);
   PairConfig pair_config;
   pair_config.law = congestion::WindowLawKind::model;
-  pair_config.customize = [](tunnel::ConnectionConfig& c) {
-    // The gateway's buffers (config/gateway_config.cc apply_limits).
-    c.stream_receive_window_bytes = 256 * 1024;
-    c.stream_send_buffer_bytes = 256 * 1024;
-    c.connection_receive_window_bytes = 64 << 20;
-    c.connection_send_buffer_bytes = 64 << 20;
-    c.stream_receive_window_max_bytes = 16 << 20;
-    c.stream_send_buffer_max_bytes = 16 << 20;
-  };
+  pair_config.customize = [](tunnel::ConnectionConfig& c) { gateway_buffers(c, /*grow=*/true); };
   const std::size_t pair = s.add_pair(pair_config);
   BulkConfig down;
   down.bytes = 256 << 20;

@@ -7,21 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/sim/gateway_buffers.h"
 #include "tests/sim/scenario.h"
 
 namespace egw::sim {
 namespace {
-
-// The gateway's defaults (apply_limits with the default Limits); `grow`
-// false is the fixed 256 KiB window every release before this one had.
-void gateway_buffers(tunnel::ConnectionConfig& c, bool grow) {
-  c.stream_receive_window_bytes = 256 * 1024;
-  c.stream_receive_window_max_bytes = grow ? 16 << 20 : 0;
-  c.stream_send_buffer_bytes = 256 * 1024;
-  c.stream_send_buffer_max_bytes = grow ? 16 << 20 : 0;
-  c.connection_receive_window_bytes = 64 << 20;
-  c.connection_send_buffer_bytes = 64 << 20;
-}
 
 // Stream bytes per second delivered to the reader between `from` and `to`,
 // as a fraction of the link's rate.
