@@ -542,6 +542,8 @@ EnsembleStats Ensemble::stats() const {
   s.srtt = ref.rtt().srtt();
   s.rttvar = ref.rtt().rttvar();
   s.min_rtt = ref.rtt().min_rtt();
+  s.law = ref.law().law_state();
+  s.pacing_rate_bytes_per_s = ref.pacing_rate_bytes_per_s();
   s.packets_sent = m.packets_sent;
   s.packets_lost = c.packets_lost;
   s.loss_rounds = c.loss_rounds;

@@ -65,6 +65,8 @@ struct EnsembleStats {
   std::size_t members = 0;
   std::size_t active_members = 0;  // backlogged or with packets in flight
   bool resumed = false;           // started from a cached PathState
+  LawState law;                   // the reference domain's law
+  double pacing_rate_bytes_per_s = 0;  // the reference domain's pacer
   // Congestion domains an ACK was applied to, summed over ACKs: with
   // coupling `none` only the domains of the packets an ACK covers.
   std::uint64_t ack_domain_visits = 0;

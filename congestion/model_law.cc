@@ -87,6 +87,20 @@ std::optional<double> ModelLaw::pacing_rate_bytes_per_s() const {
   return gain * bw * kPacingMargin;
 }
 
+LawState ModelLaw::law_state() const {
+  const char* name = "probe_rtt";
+  switch (state_) {
+    case State::startup: name = "startup"; break;
+    case State::drain: name = "drain"; break;
+    case State::probe_rtt: break;
+    case State::probe_bw:
+      name = phase_ == Phase::down ? "probe_bw/down" : phase_ == Phase::up ? "probe_bw/up" : "probe_bw/cruise";
+      break;
+  }
+  if (competitive_) name = "competitive";
+  return {.state = name, .bottleneck_bytes_per_s = bw_bytes_per_s(), .startup_restarts = startup_restarts_};
+}
+
 void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   update_min_rtt(rs, now);
   update_bw(rs);

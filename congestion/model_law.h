@@ -98,6 +98,7 @@ class ModelLaw final : public WindowLaw {
   void on_rate_sample(const RateSample& sample, Instant now) override;
   void on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, Instant now) override;
   std::optional<double> pacing_rate_bytes_per_s() const override;
+  LawState law_state() const override;
 
   // Diagnostics (tests, metrics).
   State state() const { return state_; }

@@ -31,6 +31,15 @@ struct WindowLawParams {
   ByteCount min_cwnd_bytes = 2 * 1200;  // floor after a multiplicative decrease
 };
 
+// A law's own view of the path, for status and metrics. `state` is a static
+// string: "slow_start"/"avoidance" for the loss-based laws, the model's
+// state ("startup", "drain", "probe_bw/up", "competitive", ...).
+struct LawState {
+  const char* state = "";
+  double bottleneck_bytes_per_s = 0;  // the model's bw; 0 for loss-based laws
+  std::uint64_t startup_restarts = 0;
+};
+
 // What a law may want to know about the path when an ack arrives.
 struct RttInfo {
   Duration latest{0};
@@ -92,6 +101,10 @@ class WindowLaw {
   // The rate this law wants packets paced at, in bytes per second of whole
   // datagrams; nullopt: the domain derives one from cwnd and srtt.
   virtual std::optional<double> pacing_rate_bytes_per_s() const { return std::nullopt; }
+
+  virtual LawState law_state() const {
+    return {.state = in_slow_start() ? "slow_start" : "avoidance"};
+  }
 };
 
 std::unique_ptr<WindowLaw> make_window_law(WindowLawKind kind, const WindowLawParams& params);

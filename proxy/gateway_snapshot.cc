@@ -74,6 +74,10 @@ GatewaySnapshot Gateway::snapshot() const {
       e.bytes_in_flight = cs.ensemble.bytes_in_flight;
       e.srtt_seconds = std::chrono::duration<double>(cs.ensemble.srtt).count();
       e.min_rtt_seconds = std::chrono::duration<double>(cs.ensemble.min_rtt).count();
+      e.law_state = cs.ensemble.law.state;
+      e.pacing_rate_bytes_per_s = cs.ensemble.pacing_rate_bytes_per_s;
+      e.bottleneck_bytes_per_s = cs.ensemble.law.bottleneck_bytes_per_s;
+      e.startup_restarts = cs.ensemble.law.startup_restarts;
     }
     for (const auto& [r, relay] : p->relays) {
       ContentClass cls = relay->content_class();

@@ -43,6 +43,10 @@ struct EnsembleSnapshot {
   std::uint64_t bytes_in_flight = 0;
   double srtt_seconds = 0;
   double min_rtt_seconds = 0;
+  std::string law_state;                 // e.g. "avoidance", "probe_bw/cruise" (window_law.h)
+  double pacing_rate_bytes_per_s = 0;    // 0: unpaced
+  double bottleneck_bytes_per_s = 0;     // the model law's bw; 0 for loss-based laws
+  std::uint64_t startup_restarts = 0;    // the model law's returns to startup (live ensemble)
   // Counters since the gateway started (monotonic).
   std::uint64_t packets_sent = 0;
   std::uint64_t packets_lost = 0;

@@ -40,6 +40,9 @@ GatewaySnapshot snapshot() {
   e.bytes_in_flight = 12'000;
   e.srtt_seconds = 0.125;
   e.min_rtt_seconds = 0.0625;
+  e.law_state = "probe_bw/up";
+  e.pacing_rate_bytes_per_s = 2.5e6;
+  e.bottleneck_bytes_per_s = 2e6;
   e.packets_sent = 1200;
   e.packets_lost = 3;
   e.loss_rounds = 2;
@@ -103,6 +106,8 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
            "egw_ensemble_srtt_seconds{peer=\"hub-1\",key=\"k1\"} 0.125",
            "egw_ensemble_min_rtt_seconds{peer=\"hub-1\",key=\"k1\"} 0.0625",
            "egw_ensemble_up{peer=\"hub-1\",key=\"k1\"} 1",
+           "egw_ensemble_pacing_rate_bytes_per_second{peer=\"hub-1\",key=\"k1\"} 2500000",
+           "egw_ensemble_bottleneck_bytes_per_second{peer=\"hub-1\",key=\"k1\"} 2000000",
            "# TYPE egw_ensemble_packets_sent_total counter",
            "egw_ensemble_packets_sent_total{peer=\"hub-1\",key=\"k1\"} 1200",
            "egw_ensemble_packets_lost_total{peer=\"hub-1\",key=\"k1\"} 3",
@@ -152,7 +157,7 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 39u);  // egw_info, egw_build_info + 14 gateway + 4 by reason + 16 ensemble + 3 stream
+  EXPECT_EQ(type.size(), 41u);  // egw_info, egw_build_info + 14 gateway + 4 by reason + 18 ensemble + 3 stream
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {
