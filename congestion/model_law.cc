@@ -160,6 +160,7 @@ void ModelLaw::restart_startup() {
   filled_pipe_ = false;
   full_bw_ = bw_bytes_per_s();
   full_bw_count_ = 0;
+  up_start_bw_ = 0;
   ++startup_restarts_;
 }
 
@@ -212,9 +213,15 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
   const std::uint64_t rounds = round_ - phase_start_round_;
   switch (phase_) {
     case Phase::down:
+      // The acks of UP's last packets arrive in DOWN's first round.
+      if (rounds <= 1 && probe_found_room()) {
+        restart_startup();
+        break;
+      }
       // Our queue is gone once the flight is down to the BDP; a bound of 3
       // rounds for a model that overestimates bw.
       if (competitive_ ? rounds >= 2 : (inflight <= bdp_bytes() || rounds >= 3)) {
+        up_start_bw_ = 0;
         enter_phase(Phase::cruise, now);
       }
       break;
@@ -222,12 +229,7 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
       if (now - cycle_start_ >= cycle_length_) end_cycle(now);
       break;
     case Phase::up: {
-      // The pipe took the whole probe: the model found a quarter more rate
-      // (less the pacing margin) and the queue did not grow. The path has
-      // far more room than the model thought, e.g. startup ended early on a
-      // plateau that the reverse path's queue made (a download beside an
-      // upload): search again by startup's doubling, not 25 % per cycle.
-      if (rounds >= 1 && !competitive_ && bw_bytes_per_s() >= kUpRoomGrowth * up_start_bw_) {
+      if (rounds >= 1 && probe_found_room()) {
         restart_startup();
         break;
       }
@@ -239,6 +241,17 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
       break;
     }
   }
+}
+
+// The pipe took the whole probe: the model found nearly a quarter more rate
+// and the queue did not grow. The path has far more room than the model
+// thought, e.g. startup ended early on a plateau that the reverse path's
+// queue made (a download beside an upload): search again by startup's
+// doubling, not 25 % per cycle. Judged from UP's start until its packets are
+// acked, one round into DOWN: in the WAN lab UP's first round ended the
+// phase (the flight reached 1.25 BDP) before its samples showed the growth.
+bool ModelLaw::probe_found_room() const {
+  return !competitive_ && up_start_bw_ > 0 && bw_bytes_per_s() >= kUpRoomGrowth * up_start_bw_;
 }
 
 void ModelLaw::end_cycle(Instant now) {

@@ -66,9 +66,10 @@ class ModelLaw final : public WindowLaw {
   static constexpr double kUpGain = 1.25;
   static constexpr double kPacingMargin = 0.99;  // pace 1 % under bw (BBR)
   static constexpr double kFullBwGrowth = 1.25;
-  // An UP round whose rate grew this much re-enters startup (1.25 x 0.99
-  // paced, less the noise of one round's samples).
-  static constexpr double kUpRoomGrowth = 1.2;
+  // An UP probe whose rate grew this much re-enters startup (1.25 x 0.99
+  // paced, less the noise of one round's samples: the WAN lab's cycles grew
+  // 1.18-1.25 x on a link with room).
+  static constexpr double kUpRoomGrowth = 1.15;
   static constexpr std::uint32_t kFullBwRounds = 3;
   static constexpr double kLossThreshold = 0.02;
   static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
@@ -126,6 +127,7 @@ class ModelLaw final : public WindowLaw {
   void restart_startup();
   void advance_state(ByteCount inflight, Instant now);
   void advance_probe_bw(ByteCount inflight, Instant now);
+  bool probe_found_room() const;
   void end_cycle(Instant now);
   void enter_phase(Phase phase, Instant now);
   void enter_probe_rtt(Instant now);
@@ -154,7 +156,7 @@ class ModelLaw final : public WindowLaw {
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
   bool filled_pipe_ = false;
-  double up_start_bw_ = 0;  // bw when the current UP began
+  double up_start_bw_ = 0;  // bw when the last UP began; 0 once DOWN ended
   std::uint64_t startup_restarts_ = 0;
 
   // Loss per round: the current one and the last kLossWindowRounds.
