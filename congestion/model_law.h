@@ -14,7 +14,10 @@
 //
 // States (BBRv3 shapes, our gains):
 //   startup    pacing 2.77 bw, cwnd += acked up to 2 BDP. Ends when bw grew
-//              < 25 % in 3 rounds, or a round's loss rate is too high.
+//              < 25 % in 3 rounds, or when a round's loss rate is too
+//              high. A startup re-entered from probe_bw (an UP probe found
+//              far more room) also ends in a round that did not grow and
+//              whose every RTT saw a queue (min_rtt + max(10 ms, min_rtt/4)).
 //   drain      pacing 0.35 bw, cwnd BDP + target, until the flight is <= BDP.
 //   probe_bw   a cycle of DOWN (pacing 0.9 until the flight is <= BDP: the
 //              queue empties, and the RTT then shows whether someone else
@@ -156,8 +159,10 @@ class ModelLaw final : public WindowLaw {
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
   bool filled_pipe_ = false;
-  double up_start_bw_ = 0;  // bw when the last UP began; 0 once DOWN ended
+  double up_start_bw_ = 0;  // bw when the last UP began; 0 once it is judged
+  std::uint64_t up_end_round_ = 0;
   std::uint64_t startup_restarts_ = 0;
+  std::optional<Duration> round_min_rtt_;  // the min RTT sample of this round
 
   // Loss per round: the current one and the last kLossWindowRounds.
   RoundLoss round_loss_;

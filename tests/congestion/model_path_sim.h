@@ -75,6 +75,7 @@ class PathSim {
 
   Instant now() const { return now_; }
   void set_base_rtt(Duration rtt) { config_.base_rtt = rtt; }
+  void set_rate(double bytes_per_s) { config_.rate_bytes_per_s = bytes_per_s; }
   void reset_counters() {
     for (auto& f : flows_) f->delivered = 0;
     queue_samples_.clear();
