@@ -163,11 +163,14 @@ SendGate CongestionDomain::gate(Instant now, bool beyond_window) const {
       rate > 0 && !sent_.empty() && !beyond_window) {
     g.hold(rate_pacer_.next_release(now, rate, mss(), mss()), now);
   }
+  if (const double cap = cap_bytes_per_s(); cap > 0 && !sent_.empty() && !beyond_window) {
+    g.hold(cap_pacer_.next_release(now, cap, mss(), mss()), now);
+  }
   return g;
 }
 
 double CongestionDomain::pacing_rate_bytes_per_s() const {
-  const double cap = static_cast<double>(config_.max_rate_bps) / 8.0;
+  const double cap = cap_bytes_per_s();
   double rate = 0;
   if (const auto law_rate = law_->pacing_rate_bytes_per_s()) {
     rate = *law_rate;  // a rate-based law has no ACK clock to fall back on
@@ -186,6 +189,10 @@ bool CongestionDomain::next_is_extra() const {
   return resume_ && resume_->is_extra(sent_.bytes_in_flight(), mss());
 }
 
+void CongestionDomain::on_unscheduled_sent(Instant now, ByteCount bytes) {
+  if (const double cap = cap_bytes_per_s(); cap > 0) cap_pacer_.on_sent(now, cap, bytes, mss());
+}
+
 bool CongestionDomain::on_sent(const SentPacket& packet) {
   const Instant now = packet.sent_time;
   if (sent_.empty()) {
@@ -198,10 +205,12 @@ bool CongestionDomain::on_sent(const SentPacket& packet) {
     // Nothing in flight: no ACK clock to spread, the window is all there is
     // to go by (quiche's initial burst); the rate paces what follows.
     rate_pacer_.allow_burst(now, initial_window_bytes_);
+    cap_pacer_.allow_burst(now, initial_window_bytes_);
   }
   if (const double rate = pacing_rate_bytes_per_s(); rate > 0) {
     rate_pacer_.on_sent(now, rate, packet.bytes, mss());
   }
+  if (const double cap = cap_bytes_per_s(); cap > 0) cap_pacer_.on_sent(now, cap, packet.bytes, mss());
   const bool extra = resume_ && resume_->is_extra(sent_.bytes_in_flight(), packet.bytes);
   SentPacket tracked = packet;
   tracked.delivery = rate_sampler_.on_packet_sent(sent_.bytes_in_flight(), now);

@@ -173,6 +173,11 @@ class CongestionDomain {
   // unvalidated resumed window (the driver marks it DSCP LE). The domain
   // fills the packet's delivery snapshot itself.
   bool on_sent(const SentPacket& packet);
+  // A datagram outside the window (an ACK-only packet, a path MTU probe)
+  // left: it is not held, but max_rate_bps counts every byte on the link,
+  // so the data after it waits for its share (a download's ACKs take ~13 %
+  // of a 1 Mbit/s uplink).
+  void on_unscheduled_sent(Instant now, ByteCount bytes);
   // Nothing is backlogged while the window is open: the rate samples of
   // what is in flight now do not measure the path (delivery_rate.h).
   void on_app_limited() { rate_sampler_.on_app_limited(sent_.bytes_in_flight()); }
@@ -259,6 +264,8 @@ class CongestionDomain {
   SentPackets sent_;
   Pacer pacer_;  // paces the unvalidated part of a careful resume
   RatePacer rate_pacer_;  // paces every packet (pacing.enabled, max_rate_bps)
+  RatePacer cap_pacer_;   // max_rate_bps over every datagram, data or not
+  double cap_bytes_per_s() const { return static_cast<double>(config_.max_rate_bps) / 8.0; }
   std::uint32_t initial_window_packets_;
   ByteCount initial_window_bytes_;  // also the restart window after idle
   std::optional<PacketNumber> recovery_point_;  // RFC 6582 "recover"

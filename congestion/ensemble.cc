@@ -448,6 +448,12 @@ bool Ensemble::on_packet_sent(const SentPacket& packet) {
   return extra && m.config.resume.mark_low_priority;
 }
 
+// The shared domain: `single` and `n_flows` send everything through it, and
+// under `none` it is where the control member's packets go.
+void Ensemble::on_unscheduled_sent(Instant now, ByteCount bytes) {
+  impl_->shared->on_unscheduled_sent(now, bytes);
+}
+
 bool Ensemble::low_priority() const {
   const Impl& m = *impl_;
   return m.config.resume.mark_low_priority && m.shared->next_is_extra();

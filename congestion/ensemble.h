@@ -108,6 +108,9 @@ class Ensemble {
   // Returns whether this packet is part of an unvalidated resumed window:
   // the driver marks it DSCP LE so routers that honour it drop it first.
   bool on_packet_sent(const SentPacket& packet);
+  // A datagram the window does not hold (ACK-only, path MTU probe) left:
+  // counted against max_rate_bps only (CongestionDomain::on_unscheduled_sent).
+  void on_unscheduled_sent(Instant now, ByteCount bytes);
   // Would a packet sent now be marked (see on_packet_sent)?
   bool low_priority() const;
 

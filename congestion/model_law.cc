@@ -427,6 +427,11 @@ void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
   // an UP probe finds room again.
   const auto bound = static_cast<ByteCount>(kBeta * static_cast<double>(prior_in_flight));
   inflight_hi_ = std::max(bound, min_cwnd());
+  // Answered: the next cut needs losses of its own. The 8-round window
+  // would otherwise keep an old burst "too high", and every random loss in
+  // those rounds would cut the bound again (0.7^k).
+  past_loss_.fill(RoundLoss{});
+  round_loss_ = RoundLoss{};
   cwnd_ = std::max(std::min(cwnd_, inflight_hi_), min_cwnd());
   if (state_ == State::startup) {
     filled_pipe_ = true;

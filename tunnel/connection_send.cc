@@ -6,7 +6,8 @@
 // what lets coupling `none` give every stream its own controller. Lost
 // stream data goes before new data; new data comes from the member the
 // ensemble's stride scheduler picks. ACK-only packets are neither congestion
-// controlled nor reported to the ensemble (RFC 9002 section 3).
+// controlled nor tracked by the ensemble (RFC 9002 section 3); their bytes
+// only count against ensemble.max_rate (Ensemble::on_unscheduled_sent).
 //
 // Acknowledgements and credit never wait behind data (issue 20 item 4): a
 // due ACK goes at once, alone if no data may go; and flow-control credit
@@ -111,6 +112,8 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
       eliciting_sent_since_receive = true;
       last_activity = now;
     }
+  } else if (ensemble) {
+    ensemble->on_unscheduled_sent(now, t.bytes);
   }
   trim_history(now);
   return t;
@@ -283,7 +286,9 @@ std::optional<Transmit> Connection::Impl::build_pmtu_probe(Instant now,
   pmtu.probe_size = size;
   pmtu.probe_deadline = now + probe_timeout();
   ++stats.pmtu_probes_sent;
-  return Transmit{seal(buffer, w.written()), false, true};
+  Transmit t{seal(buffer, w.written()), false, true};
+  if (ensemble) ensemble->on_unscheduled_sent(now, t.bytes);
+  return t;
 }
 
 void Connection::Impl::on_pmtu_probe_result(bool acked, Instant now) {

@@ -159,6 +159,22 @@ TEST(ModelLawTest, ProbeRttWhenNoSampleConfirmsMinRttFor10s) {
   EXPECT_GE(now - (end - ms(10500)), ms(9000));
 }
 
+// A 25-packet buffer with 0.5 % and 1 % random loss: startup's overshoot
+// loses a burst, which bounds the flight once (0.7 x); the random losses of
+// the next rounds must not cut it again and again on that old burst (the
+// WAN lab's branch went 122 -> 17 KB, 0.7^5, and kept 16-42 % of the link).
+TEST(ModelLawTest, AnOverflowBurstBoundsTheFlightOnce) {
+  for (const double loss : {0.005, 0.01}) {
+    PathConfig path;
+    path.buffer_packets = 25;
+    path.random_loss = loss;
+    PathSim sim(path);
+    sim.add_flow(std::make_unique<ModelLaw>(kParams));
+    sim.run(t0 + ms(12000), t0 + ms(2000));
+    EXPECT_GE(sim.utilisation(0, ms(10000)), 0.85) << loss;
+  }
+}
+
 // The link's rate quadruples under a settled model (5 -> 20 Mbit/s: a
 // reverse-path queue that had ended startup early, or someone else's
 // traffic that ended): an UP probe that takes all it asked for re-enters

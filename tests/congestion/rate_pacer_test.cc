@@ -161,5 +161,31 @@ TEST(EnsemblePacing, MaxRateSetLaterCapsTheSendRate) {
   EXPECT_TRUE(h.ensemble.can_send(1, h.now));
 }
 
+// max_rate is the link's: the ACK-only packets that leave beside the data
+// (a download's ACKs on an upload's link) take their bytes from it, so the
+// data waits for them instead of queueing at the modem. The window and the
+// law's own pacing never see them.
+TEST(EnsemblePacing, MaxRateCountsUnscheduledDatagrams) {
+  testing::Harness h(testing::test_config());
+  h.ensemble.add_member(1, ContentClass::bulk, h.now);
+  h.ensemble.set_backlogged(1, true, h.now);
+  h.ensemble.set_max_rate_bps(960'000);  // 120 KB/s: 10 ms per 1200 bytes
+  EXPECT_EQ(h.fill(1), 10);
+  h.now += ms(100);
+  h.ack_range(1, 5);
+  EXPECT_EQ(h.fill(1), 2);
+  h.now += ms(10);  // one packet's worth of rate...
+  ASSERT_TRUE(h.ensemble.can_send(1, h.now));
+  h.ensemble.on_unscheduled_sent(h.now, 600);  // ...half of it taken by ACKs
+  EXPECT_FALSE(h.ensemble.can_send(1, h.now));
+  const auto release = h.ensemble.next_pacing_release(h.now);
+  ASSERT_TRUE(release);
+  EXPECT_EQ(*release - h.now, ms(5));
+  // Without a cap they cost nothing.
+  h.ensemble.set_max_rate_bps(0);
+  h.ensemble.on_unscheduled_sent(h.now, 60'000);
+  EXPECT_TRUE(h.ensemble.can_send(1, h.now));
+}
+
 }  // namespace
 }  // namespace egw::congestion
