@@ -164,7 +164,8 @@ SendGate CongestionDomain::gate(Instant now, bool beyond_window) const {
     g.hold(rate_pacer_.next_release(now, rate, mss(), mss()), now);
   }
   if (const double cap = cap_bytes_per_s(); cap > 0 && !sent_.empty() && !beyond_window) {
-    g.hold(cap_pacer_.next_release(now, cap, mss(), mss()), now);
+    const ByteCount wire = mss() + kIpUdpHeaderBytes;
+    g.hold(cap_pacer_.next_release(now, cap, wire, wire), now);
   }
   return g;
 }
@@ -189,9 +190,13 @@ bool CongestionDomain::next_is_extra() const {
   return resume_ && resume_->is_extra(sent_.bytes_in_flight(), mss());
 }
 
-void CongestionDomain::on_unscheduled_sent(Instant now, ByteCount bytes) {
-  if (const double cap = cap_bytes_per_s(); cap > 0) cap_pacer_.on_sent(now, cap, bytes, mss());
+void CongestionDomain::charge_cap(Instant now, ByteCount bytes) {
+  if (const double cap = cap_bytes_per_s(); cap > 0) {
+    cap_pacer_.on_sent(now, cap, bytes + kIpUdpHeaderBytes, mss() + kIpUdpHeaderBytes);
+  }
 }
+
+void CongestionDomain::on_unscheduled_sent(Instant now, ByteCount bytes) { charge_cap(now, bytes); }
 
 bool CongestionDomain::on_sent(const SentPacket& packet) {
   const Instant now = packet.sent_time;
@@ -205,12 +210,12 @@ bool CongestionDomain::on_sent(const SentPacket& packet) {
     // Nothing in flight: no ACK clock to spread, the window is all there is
     // to go by (quiche's initial burst); the rate paces what follows.
     rate_pacer_.allow_burst(now, initial_window_bytes_);
-    cap_pacer_.allow_burst(now, initial_window_bytes_);
+    cap_pacer_.allow_burst(now, initial_window_bytes_ + initial_window_bytes_ / mss() * kIpUdpHeaderBytes);
   }
   if (const double rate = pacing_rate_bytes_per_s(); rate > 0) {
     rate_pacer_.on_sent(now, rate, packet.bytes, mss());
   }
-  if (const double cap = cap_bytes_per_s(); cap > 0) cap_pacer_.on_sent(now, cap, packet.bytes, mss());
+  charge_cap(now, packet.bytes);
   const bool extra = resume_ && resume_->is_extra(sent_.bytes_in_flight(), packet.bytes);
   SentPacket tracked = packet;
   tracked.delivery = rate_sampler_.on_packet_sent(sent_.bytes_in_flight(), now);

@@ -266,6 +266,10 @@ class CongestionDomain {
   RatePacer rate_pacer_;  // paces every packet (pacing.enabled, max_rate_bps)
   RatePacer cap_pacer_;   // max_rate_bps over every datagram, data or not
   double cap_bytes_per_s() const { return static_cast<double>(config_.max_rate_bps) / 8.0; }
+  // What a datagram of `bytes` (UDP payload) takes of the link: plus its IPv4
+  // and UDP headers, which the ACK-only packets' ~60 bytes roughly double.
+  static constexpr ByteCount kIpUdpHeaderBytes = 28;
+  void charge_cap(Instant now, ByteCount bytes);
   std::uint32_t initial_window_packets_;
   ByteCount initial_window_bytes_;  // also the restart window after idle
   std::optional<PacketNumber> recovery_point_;  // RFC 6582 "recover"

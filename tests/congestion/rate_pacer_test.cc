@@ -146,17 +146,18 @@ TEST(EnsemblePacing, MaxRateSetLaterCapsTheSendRate) {
   testing::Harness h(testing::test_config());
   h.ensemble.add_member(1, ContentClass::bulk, h.now);
   h.ensemble.set_backlogged(1, true, h.now);
-  h.ensemble.set_max_rate_bps(960'000);  // 120 KB/s: one 1200-byte packet per 10 ms
+  // 120 KB/s: one 1200-byte packet (1228 B with IP and UDP) per 10.23 ms.
+  h.ensemble.set_max_rate_bps(960'000);
   EXPECT_EQ(h.fill(1), 10);  // nothing in flight: the initial window at once
   h.now += ms(100);
   h.ack_range(1, 5);  // cwnd 15 packets, 5 in flight
   EXPECT_EQ(h.fill(1), 2);  // the bucket's depth, not 100 ms of banked rate
   const auto release = h.ensemble.next_pacing_release(h.now);
   ASSERT_TRUE(release);
-  EXPECT_EQ(*release - h.now, ms(10));
+  EXPECT_EQ(*release - h.now, us(10'234));
   const Instant paced_from = h.now;
   EXPECT_EQ(h.fill_paced(1, 5), 5);
-  EXPECT_EQ(h.now - paced_from, ms(50));
+  EXPECT_NEAR(to_seconds(h.now - paced_from), 5 * 1228 / 120e3, 1e-5);
   h.ensemble.set_max_rate_bps(0);  // no cap, pacing off: the window decides at once
   EXPECT_TRUE(h.ensemble.can_send(1, h.now));
 }
@@ -174,16 +175,17 @@ TEST(EnsemblePacing, MaxRateCountsUnscheduledDatagrams) {
   h.now += ms(100);
   h.ack_range(1, 5);
   EXPECT_EQ(h.fill(1), 2);
-  h.now += ms(10);  // one packet's worth of rate...
+  h.now += us(10'234);  // one packet's worth of rate (1228 B with IP and UDP)...
   ASSERT_TRUE(h.ensemble.can_send(1, h.now));
-  h.ensemble.on_unscheduled_sent(h.now, 600);  // ...half of it taken by ACKs
+  h.ensemble.on_unscheduled_sent(h.now, 586);  // ...half of it taken by ACKs (+28 B)
   EXPECT_FALSE(h.ensemble.can_send(1, h.now));
   const auto release = h.ensemble.next_pacing_release(h.now);
   ASSERT_TRUE(release);
-  EXPECT_EQ(*release - h.now, ms(5));
+  EXPECT_NEAR(to_seconds(*release - h.now), 614 / 120e3, 1e-5);
   // Without a cap they cost nothing.
   h.ensemble.set_max_rate_bps(0);
   h.ensemble.on_unscheduled_sent(h.now, 60'000);
+  h.now += ms(1);
   EXPECT_TRUE(h.ensemble.can_send(1, h.now));
 }
 
