@@ -2,6 +2,7 @@
 
 #include <netinet/udp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -48,16 +49,28 @@ void enable_pktinfo(int fd, int family) {
 }
 
 UdpBatch::UdpBatch()
-    : out_(kQueueDatagrams * kSlotBytes),
-      msgs_(kQueueDatagrams),
-      hdrs_(kQueueDatagrams),
+    : out_(kBatchDatagrams * kSlotBytes),
+      msgs_(kBatchDatagrams),
+      hdrs_(kBatchDatagrams),
       in_(kReceiveSlots * kReceiveSlotBytes) {}
+
+// Room for one more datagram (and message): the storage doubles up to the
+// bound, which only a blocked socket reaches (a flush comes at one batch).
+bool UdpBatch::make_room(std::size_t bytes) {
+  if (count_ == kQueueDatagrams || bytes > kSlotBytes) return false;
+  if (used_ + bytes > out_.size()) out_.resize(std::min(2 * out_.size(), kQueueDatagrams * kSlotBytes));
+  if (messages_ == msgs_.size()) {
+    msgs_.resize(std::min(2 * msgs_.size(), kQueueDatagrams));
+    hdrs_.resize(msgs_.size());
+  }
+  return used_ + bytes <= out_.size();
+}
 
 bool UdpBatch::add(const PeerAddress& to, const LocalAddress& from, int family,
                    std::span<const std::byte> datagram) {
-  if (count_ == kQueueDatagrams || used_ + datagram.size() > out_.size()) return false;
-  std::byte* at = out_.data() + used_;
-  std::memcpy(at, datagram.data(), datagram.size());
+  if (!make_room(datagram.size())) return false;
+  const std::size_t at = used_;
+  std::memcpy(out_.data() + at, datagram.data(), datagram.size());
   used_ += datagram.size();
   ++count_;
   if (messages_ > 0) {
@@ -87,7 +100,7 @@ bool UdpBatch::add(const PeerAddress& to, const LocalAddress& from, int family,
 // Message i's header: its address, its bytes, GSO's segment size, its source.
 void UdpBatch::prepare(std::size_t i) {
   Message& m = msgs_[i];
-  m.iov = {m.start, m.bytes};
+  m.iov = {out_.data() + m.start, m.bytes};
   mmsghdr& h = hdrs_[i];
   h = {};
   h.msg_hdr.msg_name = &m.addr;
@@ -136,7 +149,7 @@ void UdpBatch::prepare(std::size_t i) {
 // to the front, in order, and stay queued.
 void UdpBatch::keep_unsent(std::size_t done) {
   if (done == 0) return;
-  const std::size_t offset = static_cast<std::size_t>(msgs_[done].start - out_.data());
+  const std::size_t offset = msgs_[done].start;
   std::memmove(out_.data(), out_.data() + offset, used_ - offset);
   used_ -= offset;
   std::size_t left = 0;

@@ -272,7 +272,7 @@ TEST_P(TunnelLoopbackSource, RepliesLeaveFromTheAddressThePeerWroteTo) {
   EXPECT_EQ(branch_->endpoint().session(0).stats().address_changes, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Wildcard, TunnelLoopbackSource, ::testing::Values("0.0.0.0:0", "[::]:0"),
+INSTANTIATE_TEST_SUITE_P(Wildcard, TunnelLoopbackSource, ::testing::Values("0.0.0.0:0", "\"[::]:0\""),
                          [](const auto& info) { return std::string(info.index == 0 ? "IPv4" : "DualStackIPv6"); });
 
 }  // namespace

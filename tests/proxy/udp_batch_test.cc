@@ -105,7 +105,7 @@ TEST(UdpBatch, FullSocketBufferKeepsTheRestInOrderUntilWritable) {
   EXPECT_EQ(expected, kBurst) << "datagrams lost";
 }
 
-TEST(UdpBatch, WhileBlockedTheQueueTakesFourBatchesThenRefuses) {
+TEST(UdpBatch, WhileBlockedTheQueueGrowsToItsBoundThenRefuses) {
   test_support::PrivateNetns ns("tc qdisc add dev lo root tbf rate 1mbit burst 4kb limit 4mb");
   if (!ns.error().empty()) GTEST_SKIP() << ns.error();
   UdpPair p;
