@@ -154,7 +154,7 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 39u);  // egw_info, egw_build_info + 14 gateway + 4 by reason + 16 ensemble + 3 stream
+  EXPECT_EQ(type.size(), 40u);  // egw_info, egw_build_info + 15 gateway + 4 by reason + 16 ensemble + 3 stream
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {
