@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "proxy/tunnel_config.h"
 #include "tests/support/private_netns.h"
@@ -44,8 +45,10 @@ class TunnelLoopback : public ::testing::Test {
     return path;
   }
   // A hub listening on `hub_listen` ("127.0.0.1:0") and a branch whose peer
-  // endpoint is `hub_host` and the hub's port, from config files.
-  void make_pair(const std::string& hub_listen, const std::string& hub_host) {
+  // endpoint is `hub_host` and the hub's port, from config files; the
+  // branch bound to `branch_listen` if given (else any address).
+  void make_pair(const std::string& hub_listen, const std::string& hub_host,
+                 std::optional<boost::asio::ip::udp::endpoint> branch_listen = std::nullopt) {
     const std::string hub_pub = make_key("hub");
     const std::string branch_pub = make_key("branch");
     auto hub_config = load_tunnel_config(
@@ -56,11 +59,12 @@ class TunnelLoopback : public ::testing::Test {
                                           std::get<TunnelConfig>(hub_config).listen, nullptr);
     auto branch_config = load_tunnel_config(write(
         "branch.yaml", "role: branch\nprivate_key_file: " + (dir_ / "branch.key").string() +
-                           "\npeers:\n  - name: hub\n    public_key: " + hub_pub + "\n    endpoint: " + hub_host +
-                           ":" + std::to_string(hub_->local_endpoint().port()) + "\n"));
+                           "\npeers:\n  - name: hub\n    public_key: " + hub_pub + "\n    endpoint: \"" + hub_host +
+                           ":" + std::to_string(hub_->local_endpoint().port()) + "\"\n"));
     ASSERT_TRUE(std::holds_alternative<TunnelConfig>(branch_config)) << std::get<std::string>(branch_config);
     branch_ = std::make_unique<TunnelSocket>(io_, std::get<TunnelConfig>(branch_config).endpoint,
-                                             std::get<TunnelConfig>(branch_config).listen, nullptr);
+                                             branch_listen.value_or(std::get<TunnelConfig>(branch_config).listen),
+                                             nullptr);
   }
   fs::path dir_;
   boost::asio::io_context io_;
@@ -250,30 +254,48 @@ TEST_F(TunnelLoopback, FullSendBufferWaitsForRoomInsteadOfDropping) {
 // answered from one its peers (or their NATs and firewalls) never wrote to.
 class TunnelLoopbackSource : public TunnelLoopback, public ::testing::WithParamInterface<const char*> {};
 
+// Transfers 256 KB from the branch; the branch's view of the hub's address.
+std::string hub_address_seen_by_branch(boost::asio::io_context& io, TunnelSocket& hub, TunnelSocket& branch) {
+  Sink sink;
+  sink.socket = &hub;
+  hub.set_handler(0, &sink);
+  Source source;
+  source.socket = &branch;
+  source.streams = 1;
+  source.bytes_per_stream = 256 << 10;
+  branch.set_handler(0, &source);
+  hub.start();
+  branch.start();
+  run_until_closed(io, source, 1);
+  EXPECT_TRUE(source.up);
+  EXPECT_EQ(source.closed, 1u);
+  EXPECT_EQ(branch.endpoint().session(0).stats().address_changes, 0u);
+  return branch.endpoint().session(0).address().to_string();
+}
+
 TEST_P(TunnelLoopbackSource, RepliesLeaveFromTheAddressThePeerWroteTo) {
   make_pair(GetParam(), "127.0.0.2");
   ASSERT_TRUE(hub_ && branch_);
-  Sink sink;
-  sink.socket = hub_.get();
-  hub_->set_handler(0, &sink);
-  Source source;
-  source.socket = branch_.get();
-  source.streams = 1;
-  source.bytes_per_stream = 256 << 10;
-  branch_->set_handler(0, &source);
-  hub_->start();
-  branch_->start();
-  run_until_closed(io_, source, 1);
-  EXPECT_TRUE(source.up);
-  EXPECT_EQ(source.closed, 1u);
-  const tunnel::session::PeerAddress hub_seen = branch_->endpoint().session(0).address();
-  EXPECT_EQ(hub_seen.to_string(), "127.0.0.2:" + std::to_string(hub_->local_endpoint().port()))
+  EXPECT_EQ(hub_address_seen_by_branch(io_, *hub_, *branch_),
+            "127.0.0.2:" + std::to_string(hub_->local_endpoint().port()))
       << "the branch heard the hub from another address";
-  EXPECT_EQ(branch_->endpoint().session(0).stats().address_changes, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Wildcard, TunnelLoopbackSource, ::testing::Values("0.0.0.0:0", "\"[::]:0\""),
                          [](const auto& info) { return std::string(info.index == 0 ? "IPv4" : "DualStackIPv6"); });
+
+// IPv6 only (IPV6_PKTINFO): a second address on the loopback of the test's
+// own namespace; the branch on ::1 writes to fd00::2.
+TEST_F(TunnelLoopback, IPv6RepliesLeaveFromTheAddressThePeerWroteTo) {
+  test_support::PrivateNetns ns("ip addr add fd00::2/128 dev lo nodad");
+  if (!ns.error().empty()) GTEST_SKIP() << ns.error();
+  make_pair("\"[::]:0\"", "[fd00::2]", boost::asio::ip::udp::endpoint(boost::asio::ip::make_address("::1"), 0));
+  ns.leave();
+  ASSERT_TRUE(hub_ && branch_);
+  EXPECT_EQ(hub_address_seen_by_branch(io_, *hub_, *branch_),
+            "[fd00::2]:" + std::to_string(hub_->local_endpoint().port()))
+      << "the branch heard the hub from another address";
+}
 
 }  // namespace
 }  // namespace egw::proxy
