@@ -149,8 +149,9 @@ TunnelSocket::TunnelSocket(asio::io_context& io, const tunnel::session::Endpoint
   // refuses the option and datagrams arrive one by one.
   const int on = 1;
   setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof on);
-  // Bound to every address: learn which one each peer writes to.
-  if (local.address().is_unspecified()) enable_pktinfo(fd, family_);
+  // A hub bound to every address: learn which one each peer writes to. (An
+  // initiator's own route chose the source its hub answers, so it keeps it.)
+  if (!config.initiator && local.address().is_unspecified()) enable_pktinfo(fd, family_);
   for (std::size_t i = 0; i < endpoint_.session_count(); ++i) {
     peers_.push_back(std::make_unique<Peer>(*this, endpoint_.session(i)));
     by_session_.emplace(&endpoint_.session(i), peers_.back().get());
@@ -222,6 +223,12 @@ void TunnelSocket::flush() {
   const UdpBatch::SendResult r = batch_->send(socket_.native_handle(), counts);
   stats_.datagrams_sent += counts.datagrams_sent;
   stats_.send_errors += counts.errors;
+  stats_.sources_refused += counts.sources_refused;
+  if (counts.sources_refused > 0) {  // an address the host lost: the kernel chooses until the next handshake
+    for (auto& p : peers_) {
+      if (p->local == batch_->refused_source()) p->local = {};
+    }
+  }
   if (r == UdpBatch::SendResult::blocked) wait_writable();
 }
 

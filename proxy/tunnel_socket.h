@@ -58,6 +58,7 @@ struct TunnelSocketStats {
   std::uint64_t send_errors = 0;
   std::uint64_t send_blocked = 0;              // waits for a full socket buffer to drain
   std::uint64_t dropped_send_buffer_full = 0;  // past the queue's bound while waiting
+  std::uint64_t sources_refused = 0;  // a peer's source address the host no longer has
 };
 
 class TunnelSocket {

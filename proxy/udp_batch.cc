@@ -176,6 +176,8 @@ UdpBatch::SendResult UdpBatch::send(int fd, SendCounts& counts) {
       Message& m = msgs_[done];
       // A source the host no longer has: the same message, the kernel's source.
       if ((errno == EINVAL || errno == EADDRNOTAVAIL) && m.from.known) {
+        refused_source_ = m.from;
+        ++counts.sources_refused;
         m.from.known = false;
         prepare(done);
         continue;

@@ -25,7 +25,8 @@
 // LocalAddress leaves from it (IP_PKTINFO's ipi_spec_dst, IPV6_PKTINFO), so a
 // peer that wrote to one of the host's addresses hears back from that one. A
 // source the kernel refuses (the address went away) is dropped from that
-// message, which is sent again without it: the kernel chooses, as before.
+// message, which is sent again without it (the kernel chooses, as before),
+// and reported (refused_source()) so the owner stops using it.
 #pragma once
 
 #include <netinet/in.h>
@@ -75,9 +76,12 @@ class UdpBatch {
   struct SendCounts {
     std::uint64_t datagrams_sent = 0;
     std::uint64_t errors = 0;  // messages lost to other errors (a late ICMP error)
+    std::uint64_t sources_refused = 0;  // messages re-sent without their source
   };
   // Sends the queue in order; on EAGAIN keeps the unsent part and says so.
   SendResult send(int fd, SendCounts& counts);
+  // The last source address the kernel refused.
+  const LocalAddress& refused_source() const { return refused_source_; }
 
   // Receives up to kReceiveSlots messages; returns how many (0: nothing waiting).
   int receive(int fd);
@@ -122,6 +126,7 @@ class UdpBatch {
   std::size_t messages_ = 0;  // messages they form
   std::size_t used_ = 0;      // bytes of out_ in use
   bool gso_ = true;
+  LocalAddress refused_source_;
 
   struct Control {
     alignas(cmsghdr) char bytes[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(in6_pktinfo))];

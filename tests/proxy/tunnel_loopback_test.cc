@@ -281,6 +281,44 @@ TEST_P(TunnelLoopbackSource, RepliesLeaveFromTheAddressThePeerWroteTo) {
       << "the branch heard the hub from another address";
 }
 
+// The hub loses the address the branch wrote to while it sends the branch a
+// download: the kernel refuses that source (EINVAL), the datagram leaves at
+// once from the kernel's choice ([::1]), the branch follows the hub there
+// (authenticated) and the download completes.
+TEST_F(TunnelLoopback, ARefusedSourceIsDroppedAndTheKernelChooses) {
+  test_support::PrivateNetns ns("ip addr add fd00::2/128 dev lo nodad");
+  if (!ns.error().empty()) GTEST_SKIP() << ns.error();
+  make_pair("\"[::]:0\"", "[fd00::2]", boost::asio::ip::udp::endpoint(boost::asio::ip::make_address("::1"), 0));
+  ns.leave();
+  ASSERT_TRUE(hub_ && branch_);
+  Sink sink;  // the branch downloads
+  sink.socket = branch_.get();
+  branch_->set_handler(0, &sink);
+  Source source;
+  source.socket = hub_.get();
+  source.streams = 1;
+  source.bytes_per_stream = 8 << 20;
+  hub_->set_handler(0, &source);
+  hub_->start();
+  branch_->start();
+  bool deleted = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (source.closed < 1 && std::chrono::steady_clock::now() < deadline) {
+    io_.run_for(std::chrono::milliseconds(1));
+    if (!deleted && !sink.received.empty() && sink.received.begin()->second >= (1u << 20)) {
+      ASSERT_TRUE(ns.run("ip addr del fd00::2/128 dev lo"));
+      deleted = true;
+    }
+  }
+  EXPECT_TRUE(deleted);
+  EXPECT_EQ(source.closed, 1u);
+  EXPECT_EQ(sink.finished, 1u);
+  EXPECT_FALSE(sink.corrupt);
+  EXPECT_GE(hub_->stats().sources_refused, 1u);
+  EXPECT_EQ(branch_->endpoint().session(0).address().to_string(),
+            "[::1]:" + std::to_string(hub_->local_endpoint().port()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Wildcard, TunnelLoopbackSource, ::testing::Values("0.0.0.0:0", "\"[::]:0\""),
                          [](const auto& info) { return std::string(info.index == 0 ? "IPv4" : "DualStackIPv6"); });
 

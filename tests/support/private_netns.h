@@ -30,11 +30,16 @@ class PrivateNetns {
       return;
     }
     entered_ = true;
+    inside_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     // A child process inherits this thread's namespace.
     const std::string command = "ip link set lo up" + (setup.empty() ? "" : " && " + setup);
     if (std::system(command.c_str()) != 0) error_ = "setup failed: " + command;
   }
-  ~PrivateNetns() { leave(); }
+  ~PrivateNetns() {
+    leave();
+    if (original_ >= 0) ::close(original_);
+    if (inside_ >= 0) ::close(inside_);
+  }
   PrivateNetns(const PrivateNetns&) = delete;
   PrivateNetns& operator=(const PrivateNetns&) = delete;
 
@@ -42,13 +47,19 @@ class PrivateNetns {
   void leave() {
     if (entered_ && ::setns(original_, CLONE_NEWNET) != 0) std::abort();  // later tests would run inside
     entered_ = false;
-    if (original_ >= 0) ::close(original_);
-    original_ = -1;
+  }
+  // Runs a command inside (after leave() too): true when it succeeded.
+  bool run(const std::string& command) {
+    if (!entered_ && (inside_ < 0 || ::setns(inside_, CLONE_NEWNET) != 0)) return false;
+    const bool ok = std::system(command.c_str()) == 0;
+    if (!entered_ && ::setns(original_, CLONE_NEWNET) != 0) std::abort();
+    return ok;
   }
   const std::string& error() const { return error_; }
 
  private:
   int original_ = -1;
+  int inside_ = -1;
   bool entered_ = false;
   std::string error_;
 };
