@@ -6,8 +6,8 @@
 //   session timer    -> its ConnectionDriver's on_timer()
 //   app wrote/read   -> service(session)
 //   transmits        -> collected per service round, sent with sendmmsg()
-//                       (proxy/udp_batch.h), from the local address the
-//                       peer last wrote to when bound to 0.0.0.0 or ::
+//                       (proxy/udp_batch.h); a hub bound to 0.0.0.0 or ::
+//                       sends from the local address the peer wrote to
 //   socket full      -> the unsent rest waits in order for wait_write, and
 //                       every service with it (timers, app, received
 //                       datagrams' replies): nothing is produced that could
