@@ -36,7 +36,9 @@ GatewaySnapshot Gateway::snapshot() const {
                          {"unknown_index", es.dropped_unknown_index}, {"unknown_peer", es.dropped_unknown_peer},
                          {"handshake", es.dropped_handshake},         {"rate_limited", es.dropped_rate_limited},
                          {"handshake_budget", es.dropped_over_budget},
-                         {"truncated", tunnel_->stats().dropped_truncated}};
+                         {"truncated", tunnel_->stats().dropped_truncated},
+                         {"send_buffer_full", tunnel_->stats().dropped_send_buffer_full}};
+  s.tunnel_send_blocked = tunnel_->stats().send_blocked;
   s.initiations_processed = es.initiations_processed;
   s.cookie_replies_sent = es.cookie_replies_sent;
   for (const auto& p : peers_) {

@@ -94,8 +94,11 @@ struct GatewaySnapshot {
   std::map<std::string, std::uint64_t> destinations_refused;
   // Datagrams dropped by reason (the endpoint's and the connections' counters:
   // "malformed", "bad_mac1", "unknown_index", "unknown_peer", "handshake",
-  // "rate_limited", "forged", "duplicate", "oversized", "truncated").
+  // "rate_limited", "forged", "duplicate", "oversized", "truncated",
+  // "send_buffer_full": past the driver's queue while the socket was full).
   std::map<std::string, std::uint64_t> datagrams_dropped;
+  // Times the tunnel socket's buffer was full and the driver waited for room.
+  std::uint64_t tunnel_send_blocked = 0;
   // Handshake initiations that cost Diffie-Hellman, and those answered with a
   // cookie instead (the hub under a flood: more than
   // under_load_initiations_per_second passed mac1).

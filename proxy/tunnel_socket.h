@@ -6,6 +6,12 @@
 //   session timer    -> its ConnectionDriver's on_timer()
 //   app wrote/read   -> service(session)
 //   transmits        -> collected per service round, sent with sendmmsg()
+//                       (proxy/udp_batch.h); a hub bound to 0.0.0.0 or ::
+//                       sends from the local address the peer wrote to
+//   socket full      -> the unsent rest waits in order for wait_write, and
+//                       every service with it (timers, app, received
+//                       datagrams' replies): nothing is produced that could
+//                       not be sent, and nothing is polled
 //
 // Each Session is driven by the same service loop the simulator uses
 // (BasicConnectionDriver<Session>, tunnel/connection_driver.h), with one
@@ -30,6 +36,7 @@
 #include <vector>
 
 #include "congestion/temporal_cache.h"
+#include "proxy/udp_batch.h"
 #include "tunnel/connection_driver.h"
 #include "tunnel/session/endpoint.h"
 
@@ -49,6 +56,9 @@ struct TunnelSocketStats {
   std::uint64_t send_batches = 0;
   std::uint64_t dropped_truncated = 0;  // larger than our receive buffer
   std::uint64_t send_errors = 0;
+  std::uint64_t send_blocked = 0;              // waits for a full socket buffer to drain
+  std::uint64_t dropped_send_buffer_full = 0;  // past the queue's bound while waiting
+  std::uint64_t sources_refused = 0;  // a peer's source address the host no longer has
 };
 
 class TunnelSocket {
@@ -73,16 +83,21 @@ class TunnelSocket {
   Instant now() const;
   tunnel::session::Endpoint& endpoint() { return endpoint_; }
   boost::asio::ip::udp::endpoint local_endpoint() const { return socket_.local_endpoint(); }
+  int native_handle() { return socket_.native_handle(); }  // tests: socket options
   const TunnelSocketStats& stats() const { return stats_; }
 
  private:
   struct Peer;
-  class Batch;
 
   void receive();
   void on_readable();
   void after_service(Peer& peer, Instant now);
+  void queue(const tunnel::session::PeerAddress& to, const LocalAddress& from,
+             std::span<const std::byte> datagram);
   void flush();
+  void wait_writable();
+  void on_writable();
+  void defer(Peer& peer);
 
   boost::asio::io_context& io_;
   boost::asio::ip::udp::socket socket_;
@@ -93,7 +108,9 @@ class TunnelSocket {
   std::unordered_map<const tunnel::session::Session*, Peer*> by_session_;
   std::vector<Peer*> touched_;  // sessions a receive batch concerned (few peers: a vector)
   int family_ = AF_INET;
-  std::unique_ptr<Batch> batch_;
+  std::unique_ptr<UdpBatch> batch_;
+  bool send_blocked_ = false;   // waiting for the socket to be writable
+  std::vector<Peer*> deferred_;  // services that wait with it
   TunnelSocketStats stats_;
 };
 

@@ -65,6 +65,7 @@ GatewaySnapshot snapshot() {
   s.client_connections_max = 1000;
   s.datagrams_dropped["bad_mac1"] = 9;
   s.cookie_replies_sent = 490;
+  s.tunnel_send_blocked = 11;
   s.cache_hits = 5;
   s.cache_misses = 2;
   s.cache_entries = 3;
@@ -133,6 +134,7 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
            "egw_datagrams_dropped_total{reason=\"bad_mac1\"} 9",
            "egw_handshake_initiations_processed_total 0",
            "egw_cookie_replies_total 490",
+           "egw_tunnel_send_blocked_total 11",
            "egw_cache_hits_total 5",
            "egw_cache_misses_total 2",
            "egw_cache_entries 3",
@@ -157,7 +159,7 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 41u);  // egw_info, egw_build_info + 14 gateway + 4 by reason + 18 ensemble + 3 stream
+  EXPECT_EQ(type.size(), 42u);  // egw_info, egw_build_info + 15 gateway + 4 by reason + 18 ensemble + 3 stream
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {

@@ -1,14 +1,18 @@
 // Two gateways on loopback, on real UDP sockets, from config files with
 // WireGuard-format keys (`wg genkey | wg pubkey`): the session comes up and
-// streams move data intact. Also the config loader's errors.
+// streams move data intact. Also the config loader's errors, and the
+// driver's part (issue 22): a full socket buffer waits instead of dropping,
+// and a hub bound to every address answers from the one the branch wrote to.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "proxy/tunnel_config.h"
+#include "tests/support/private_netns.h"
 #include "tests/support/shell.h"
 #include "proxy/tunnel_socket.h"
 #include "tunnel/crypto/keys.h"
@@ -40,7 +44,32 @@ class TunnelLoopback : public ::testing::Test {
     std::ofstream(path) << text;
     return path;
   }
+  // A hub listening on `hub_listen` ("127.0.0.1:0") and a branch whose peer
+  // endpoint is `hub_host` and the hub's port, from config files; the
+  // branch bound to `branch_listen` if given (else any address).
+  void make_pair(const std::string& hub_listen, const std::string& hub_host,
+                 std::optional<boost::asio::ip::udp::endpoint> branch_listen = std::nullopt) {
+    const std::string hub_pub = make_key("hub");
+    const std::string branch_pub = make_key("branch");
+    auto hub_config = load_tunnel_config(
+        write("hub.yaml", "role: hub\nprivate_key_file: " + (dir_ / "hub.key").string() + "\nlisten: " + hub_listen +
+                              "\npeers:\n  - name: branch\n    public_key: " + branch_pub + "\n"));
+    ASSERT_TRUE(std::holds_alternative<TunnelConfig>(hub_config)) << std::get<std::string>(hub_config);
+    hub_ = std::make_unique<TunnelSocket>(io_, std::get<TunnelConfig>(hub_config).endpoint,
+                                          std::get<TunnelConfig>(hub_config).listen, nullptr);
+    auto branch_config = load_tunnel_config(write(
+        "branch.yaml", "role: branch\nprivate_key_file: " + (dir_ / "branch.key").string() +
+                           "\npeers:\n  - name: hub\n    public_key: " + hub_pub + "\n    endpoint: \"" + hub_host +
+                           ":" + std::to_string(hub_->local_endpoint().port()) + "\"\n"));
+    ASSERT_TRUE(std::holds_alternative<TunnelConfig>(branch_config)) << std::get<std::string>(branch_config);
+    branch_ = std::make_unique<TunnelSocket>(io_, std::get<TunnelConfig>(branch_config).endpoint,
+                                             branch_listen.value_or(std::get<TunnelConfig>(branch_config).listen),
+                                             nullptr);
+  }
   fs::path dir_;
+  boost::asio::io_context io_;
+  std::unique_ptr<TunnelSocket> hub_;
+  std::unique_ptr<TunnelSocket> branch_;
 };
 
 std::byte pattern(StreamId id, std::uint64_t offset) {
@@ -169,6 +198,141 @@ TEST_F(TunnelLoopback, ConfigErrorsNameFileLineAndKey) {
             c + ":4: peers[0].endpoint: missing (a branch must know where its hub is)");
   EXPECT_EQ(error_of("role: hub\nprivate_key_file: " + key + "\nlisten: 127.0.0.1:99999\npeers: []\n"),
             c + ":3: listen: bad port in '127.0.0.1:99999'");
+}
+
+// Runs until the source's streams closed (bounded).
+template <class Source>
+void run_until_closed(boost::asio::io_context& io, const Source& source, std::size_t streams) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (source.closed < streams && std::chrono::steady_clock::now() < deadline) {
+    io.run_for(std::chrono::milliseconds(20));
+  }
+}
+
+// The branch's send buffer fills (its smallest SO_SNDBUF in front of a
+// 100 Mbit/s qdisc in the test's own namespace): the driver waits for room
+// instead of dropping what sendmmsg refused. Before, every EAGAIN lost the
+// rest of the batch (send_errors) and the connection had to recover it.
+TEST_F(TunnelLoopback, FullSendBufferWaitsForRoomInsteadOfDropping) {
+  test_support::PrivateNetns ns("tc qdisc add dev lo root tbf rate 100mbit burst 16kb limit 16mb");
+  if (!ns.error().empty()) GTEST_SKIP() << ns.error();
+  make_pair("127.0.0.1:0", "127.0.0.1");
+  ns.leave();
+  ASSERT_TRUE(hub_ && branch_);
+  const int sndbuf = 4096;
+  ASSERT_EQ(setsockopt(branch_->native_handle(), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf), 0);
+  Sink sink;
+  sink.socket = hub_.get();
+  hub_->set_handler(0, &sink);
+  Source source;
+  source.socket = branch_.get();
+  source.streams = 2;
+  source.bytes_per_stream = 2 << 20;
+  branch_->set_handler(0, &source);
+  hub_->start();
+  branch_->start();
+  run_until_closed(io_, source, 2);
+  EXPECT_EQ(source.closed, 2u);
+  for (const auto& [id, n] : sink.received) EXPECT_EQ(n, 2u << 20) << "stream " << id;
+  EXPECT_FALSE(sink.corrupt);
+  const TunnelSocketStats& st = branch_->stats();
+  const auto totals = branch_->endpoint().session(0).connection_totals();
+  std::printf("branch: %lu send waits, %lu send errors, %lu dropped past the queue, %lu packets lost\n",
+              static_cast<unsigned long>(st.send_blocked), static_cast<unsigned long>(st.send_errors),
+              static_cast<unsigned long>(st.dropped_send_buffer_full),
+              static_cast<unsigned long>(totals.packets_lost));
+  EXPECT_GT(st.send_blocked, 0u) << "the send buffer never filled: the test proves nothing";
+  EXPECT_EQ(st.send_errors, 0u);
+  EXPECT_EQ(st.dropped_send_buffer_full, 0u);
+  EXPECT_EQ(totals.packets_lost, 0u);
+}
+
+// A hub bound to every address (IPv4, and dual-stack IPv6 with the branch
+// on IPv4): the branch writes to 127.0.0.2, so the hub answers from
+// 127.0.0.2. Before, the kernel chose the source for 127.0.0.1, the branch
+// followed the hub's reply there, and a hub with several public addresses
+// answered from one its peers (or their NATs and firewalls) never wrote to.
+class TunnelLoopbackSource : public TunnelLoopback, public ::testing::WithParamInterface<const char*> {};
+
+// Transfers 256 KB from the branch; the branch's view of the hub's address.
+std::string hub_address_seen_by_branch(boost::asio::io_context& io, TunnelSocket& hub, TunnelSocket& branch) {
+  Sink sink;
+  sink.socket = &hub;
+  hub.set_handler(0, &sink);
+  Source source;
+  source.socket = &branch;
+  source.streams = 1;
+  source.bytes_per_stream = 256 << 10;
+  branch.set_handler(0, &source);
+  hub.start();
+  branch.start();
+  run_until_closed(io, source, 1);
+  EXPECT_TRUE(source.up);
+  EXPECT_EQ(source.closed, 1u);
+  EXPECT_EQ(branch.endpoint().session(0).stats().address_changes, 0u);
+  return branch.endpoint().session(0).address().to_string();
+}
+
+TEST_P(TunnelLoopbackSource, RepliesLeaveFromTheAddressThePeerWroteTo) {
+  make_pair(GetParam(), "127.0.0.2");
+  ASSERT_TRUE(hub_ && branch_);
+  EXPECT_EQ(hub_address_seen_by_branch(io_, *hub_, *branch_),
+            "127.0.0.2:" + std::to_string(hub_->local_endpoint().port()))
+      << "the branch heard the hub from another address";
+}
+
+// The hub loses the address the branch wrote to while it sends the branch a
+// download: the kernel refuses that source (EINVAL), the datagram leaves at
+// once from the kernel's choice ([::1]), the branch follows the hub there
+// (authenticated) and the download completes.
+TEST_F(TunnelLoopback, ARefusedSourceIsDroppedAndTheKernelChooses) {
+  test_support::PrivateNetns ns("ip addr add fd00::2/128 dev lo nodad");
+  if (!ns.error().empty()) GTEST_SKIP() << ns.error();
+  make_pair("\"[::]:0\"", "[fd00::2]", boost::asio::ip::udp::endpoint(boost::asio::ip::make_address("::1"), 0));
+  ns.leave();
+  ASSERT_TRUE(hub_ && branch_);
+  Sink sink;  // the branch downloads
+  sink.socket = branch_.get();
+  branch_->set_handler(0, &sink);
+  Source source;
+  source.socket = hub_.get();
+  source.streams = 1;
+  source.bytes_per_stream = 8 << 20;
+  hub_->set_handler(0, &source);
+  hub_->start();
+  branch_->start();
+  bool deleted = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (source.closed < 1 && std::chrono::steady_clock::now() < deadline) {
+    io_.run_for(std::chrono::milliseconds(1));
+    if (!deleted && !sink.received.empty() && sink.received.begin()->second >= (1u << 20)) {
+      ASSERT_TRUE(ns.run("ip addr del fd00::2/128 dev lo"));
+      deleted = true;
+    }
+  }
+  EXPECT_TRUE(deleted);
+  EXPECT_EQ(source.closed, 1u);
+  EXPECT_EQ(sink.finished, 1u);
+  EXPECT_FALSE(sink.corrupt);
+  EXPECT_GE(hub_->stats().sources_refused, 1u);
+  EXPECT_EQ(branch_->endpoint().session(0).address().to_string(),
+            "[::1]:" + std::to_string(hub_->local_endpoint().port()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Wildcard, TunnelLoopbackSource, ::testing::Values("0.0.0.0:0", "\"[::]:0\""),
+                         [](const auto& info) { return std::string(info.index == 0 ? "IPv4" : "DualStackIPv6"); });
+
+// IPv6 only (IPV6_PKTINFO): a second address on the loopback of the test's
+// own namespace; the branch on ::1 writes to fd00::2.
+TEST_F(TunnelLoopback, IPv6RepliesLeaveFromTheAddressThePeerWroteTo) {
+  test_support::PrivateNetns ns("ip addr add fd00::2/128 dev lo nodad");
+  if (!ns.error().empty()) GTEST_SKIP() << ns.error();
+  make_pair("\"[::]:0\"", "[fd00::2]", boost::asio::ip::udp::endpoint(boost::asio::ip::make_address("::1"), 0));
+  ns.leave();
+  ASSERT_TRUE(hub_ && branch_);
+  EXPECT_EQ(hub_address_seen_by_branch(io_, *hub_, *branch_),
+            "[fd00::2]:" + std::to_string(hub_->local_endpoint().port()))
+      << "the branch heard the hub from another address";
 }
 
 }  // namespace
