@@ -98,7 +98,7 @@ LawState ModelLaw::law_state() const {
       break;
   }
   if (competitive_) name = "competitive";
-  return {.state = name, .bottleneck_bytes_per_s = bw_bytes_per_s(), .startup_restarts = startup_restarts_};
+  return {.state = name, .bottleneck_bytes_per_s = bw_bytes_per_s(), .probe_extensions = probe_extensions_};
 }
 
 void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
@@ -106,7 +106,6 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   update_bw(rs);
   round_loss_.delivered += rs.acked_bytes;
   if (rs.round_start) on_round_start(rs);
-  if (rs.rtt) round_min_rtt_ = round_min_rtt_ ? std::min(*round_min_rtt_, *rs.rtt) : *rs.rtt;
   if (rs.rtt && state_ == State::probe_bw) {
     cycle_min_rtt_ = cycle_min_rtt_ ? std::min(*cycle_min_rtt_, *rs.rtt) : *rs.rtt;
   }
@@ -147,7 +146,6 @@ void ModelLaw::on_round_start(const RateSample& rs) {
   past_loss_[0] = round_loss_;
   round_loss_ = RoundLoss{};
   if (state_ == State::startup) check_full_bw(rs);
-  round_min_rtt_.reset();
   if (state_ == State::probe_bw && phase_ == Phase::up && inflight_hi_ != kInfiniteSsthresh) {
     // A round of UP without too much loss: raise the ceiling, faster each
     // round (BBRv3's probe_up), and drop it once it is far above the model.
@@ -157,13 +155,9 @@ void ModelLaw::on_round_start(const RateSample& rs) {
   }
 }
 
-void ModelLaw::restart_startup() {
-  state_ = State::startup;
-  filled_pipe_ = false;
-  full_bw_ = bw_bytes_per_s();
-  full_bw_count_ = 0;
-  up_start_bw_ = 0;
-  ++startup_restarts_;
+void ModelLaw::probe_again(Instant now) {
+  ++probe_extensions_;
+  enter_phase(Phase::up, now);
 }
 
 void ModelLaw::check_full_bw(const RateSample& rs) {
@@ -174,17 +168,7 @@ void ModelLaw::check_full_bw(const RateSample& rs) {
     full_bw_count_ = 0;
     return;
   }
-  // A re-entered startup ends in a round that did not grow the rate and
-  // whose every RTT sample saw a queue: the pipe is full and the rest is
-  // queue (Chromium's BBR2 exits startup on a persistent queue too). The 3
-  // rounds BBR waits keep up to a BDP of queue: a re-entered startup beside
-  // live traffic cost the WAN lab's requests 50 ms at p99. Not the first
-  // startup: its queue may be a CUBIC flow's, and competing would start
-  // from too low a rate (the simulator's share beside 4 CUBIC flows 0.69 ->
-  // 0.46).
-  const bool queue = startup_restarts_ > 0 && round_min_rtt_ && min_rtt_ &&
-                     *round_min_rtt_ > *min_rtt_ + std::max<Duration>(2 * kQueueTarget, *min_rtt_ / 4);
-  if (++full_bw_count_ >= kFullBwRounds || queue) filled_pipe_ = true;
+  if (++full_bw_count_ >= kFullBwRounds) filled_pipe_ = true;
 }
 
 void ModelLaw::advance_state(ByteCount inflight, Instant now) {
@@ -226,7 +210,7 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
   if (phase_ != Phase::up && up_start_bw_ > 0) {
     // The acks of UP's last packets arrive in the round after it.
     if (probe_found_room()) {
-      restart_startup();
+      probe_again(now);
       return;
     }
     if (round_ > up_end_round_ + 1) up_start_bw_ = 0;
@@ -244,7 +228,7 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
       break;
     case Phase::up: {
       if (rounds >= 1 && probe_found_room()) {
-        restart_startup();
+        probe_again(now);
         break;
       }
       const auto up_target = static_cast<ByteCount>(kUpGain * static_cast<double>(bdp_bytes()));
@@ -258,12 +242,15 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
 }
 
 // The pipe took the whole probe: the model found nearly a quarter more rate
-// and the queue did not grow. The path has far more room than the model
-// thought, e.g. startup ended early on a plateau that the reverse path's
-// queue made (a download beside an upload): search again by startup's
-// doubling, not 25 % per cycle. Judged from UP's start until its packets are
-// acked, a round after it: in the WAN lab UP's first round ended the phase
-// (the flight reached 1.25 BDP) before its samples showed the growth.
+// and the queue did not grow. The path may have far more room than the
+// model thought, e.g. startup ended early on a plateau that the reverse
+// path's queue made (a download beside an upload): probe up again at once,
+// 25 % per probe instead of per 2-3 s cycle (BBRv3's PROBE_UP also runs on
+// while the rate grows). Not startup again: its 2.77x overshoots by up to a
+// BDP (the WAN lab's requests beside it: +60 ms at p99); a probe's 1.25x by
+// a quarter. Judged from UP's start until its packets are acked, a round
+// after it: in the WAN lab UP's first round ended the phase (the flight
+// reached 1.25 BDP) before its samples showed the growth.
 bool ModelLaw::probe_found_room() const {
   return !competitive_ && up_start_bw_ > 0 && bw_bytes_per_s() >= kUpRoomGrowth * up_start_bw_;
 }

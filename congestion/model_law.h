@@ -15,15 +15,15 @@
 // States (BBRv3 shapes, our gains):
 //   startup    pacing 2.77 bw, cwnd += acked up to 2 BDP. Ends when bw grew
 //              < 25 % in 3 rounds, or when a round's loss rate is too
-//              high. A startup re-entered from probe_bw (an UP probe found
-//              far more room) also ends in a round that did not grow and
-//              whose every RTT saw a queue (min_rtt + max(10 ms, min_rtt/4)).
+//              high.
 //   drain      pacing 0.35 bw, cwnd BDP + target, until the flight is <= BDP.
 //   probe_bw   a cycle of DOWN (pacing 0.9 until the flight is <= BDP: the
 //              queue empties, and the RTT then shows whether someone else
 //              keeps a standing queue), CRUISE (pacing 1.0 for 2-3 s) and UP
 //              (pacing 1.25, cwnd 1.25 BDP + target, for a round or until
-//              the queue builds).
+//              the queue builds). An UP whose rate grew 15 % (judged until
+//              its packets are acked) probes up again at once: 25 % per
+//              probe, not per cycle, while the path has room.
 //   probe_rtt  only when no RTT sample came within a tolerance of min_rtt
 //              for 10 s (DOWN drains the queue every cycle, so this is rare):
 //              cwnd 0.5 BDP for 200 ms and a round.
@@ -69,7 +69,7 @@ class ModelLaw final : public WindowLaw {
   static constexpr double kUpGain = 1.25;
   static constexpr double kPacingMargin = 0.99;  // pace 1 % under bw (BBR)
   static constexpr double kFullBwGrowth = 1.25;
-  // An UP probe whose rate grew this much re-enters startup (1.25 x 0.99
+  // An UP probe whose rate grew this much probes again (1.25 x 0.99
   // paced, less the noise of one round's samples: the WAN lab's cycles grew
   // 1.18-1.25 x on a link with room).
   static constexpr double kUpRoomGrowth = 1.15;
@@ -106,7 +106,7 @@ class ModelLaw final : public WindowLaw {
 
   // Diagnostics (tests, metrics).
   State state() const { return state_; }
-  std::uint64_t startup_restarts() const { return startup_restarts_; }
+  std::uint64_t probe_extensions() const { return probe_extensions_; }
   Phase phase() const { return phase_; }
   bool competitive() const { return competitive_; }
   double bw_bytes_per_s() const { return std::max(bw_hi_[0], bw_hi_[1]); }
@@ -127,7 +127,7 @@ class ModelLaw final : public WindowLaw {
   void update_min_rtt(const RateSample& rs, Instant now);
   void on_round_start(const RateSample& rs);
   void check_full_bw(const RateSample& rs);
-  void restart_startup();
+  void probe_again(Instant now);
   void advance_state(ByteCount inflight, Instant now);
   void advance_probe_bw(ByteCount inflight, Instant now);
   bool probe_found_room() const;
@@ -161,8 +161,7 @@ class ModelLaw final : public WindowLaw {
   bool filled_pipe_ = false;
   double up_start_bw_ = 0;  // bw when the last UP began; 0 once it is judged
   std::uint64_t up_end_round_ = 0;
-  std::uint64_t startup_restarts_ = 0;
-  std::optional<Duration> round_min_rtt_;  // the min RTT sample of this round
+  std::uint64_t probe_extensions_ = 0;  // UP probes that found room and went on
 
   // Loss per round: the current one and the last kLossWindowRounds.
   RoundLoss round_loss_;

@@ -37,7 +37,7 @@ struct WindowLawParams {
 struct LawState {
   const char* state = "";
   double bottleneck_bytes_per_s = 0;  // the model's bw; 0 for loss-based laws
-  std::uint64_t startup_restarts = 0;
+  std::uint64_t probe_extensions = 0;  // the model's UP probes that found room and went on
 };
 
 // What a law may want to know about the path when an ack arrives.

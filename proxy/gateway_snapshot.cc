@@ -79,7 +79,7 @@ GatewaySnapshot Gateway::snapshot() const {
       e.law_state = cs.ensemble.law.state;
       e.pacing_rate_bytes_per_s = cs.ensemble.pacing_rate_bytes_per_s;
       e.bottleneck_bytes_per_s = cs.ensemble.law.bottleneck_bytes_per_s;
-      e.startup_restarts = cs.ensemble.law.startup_restarts;
+      e.probe_extensions = cs.ensemble.law.probe_extensions;
     }
     for (const auto& [r, relay] : p->relays) {
       ContentClass cls = relay->content_class();

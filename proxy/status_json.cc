@@ -107,7 +107,7 @@ std::string ensemble(const EnsembleSnapshot& e) {
       .add("law_state", str(e.law_state))
       .add("pacing_rate_bytes_per_second", num(e.pacing_rate_bytes_per_s))
       .add("bottleneck_bytes_per_second", num(e.bottleneck_bytes_per_s))
-      .add("startup_restarts", num(e.startup_restarts))
+      .add("probe_extensions", num(e.probe_extensions))
       .add("packets_sent", num(e.packets_sent))
       .add("packets_lost", num(e.packets_lost))
       .add("loss_rounds", num(e.loss_rounds))
