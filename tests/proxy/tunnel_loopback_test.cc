@@ -139,6 +139,25 @@ struct Source final : SessionHandler {
   }
 };
 
+// `from` writes `streams` streams of `bytes_per_stream` each and `to` reads
+// them; both sockets started. The handlers point into it: it stays put.
+struct Transfer {
+  Sink sink;
+  Source source;
+  Transfer(TunnelSocket& from, TunnelSocket& to, int streams, std::uint64_t bytes_per_stream) {
+    sink.socket = &to;
+    to.set_handler(0, &sink);
+    source.socket = &from;
+    source.streams = streams;
+    source.bytes_per_stream = bytes_per_stream;
+    from.set_handler(0, &source);
+    to.start();
+    from.start();
+  }
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+};
+
 TEST_F(TunnelLoopback, TwoGatewaysFromConfigFilesMoveDataIntact) {
   const std::string hub_pub = make_key("hub");
   const std::string branch_pub = make_key("branch");
@@ -158,16 +177,9 @@ TEST_F(TunnelLoopback, TwoGatewaysFromConfigFilesMoveDataIntact) {
   ASSERT_TRUE(std::holds_alternative<TunnelConfig>(branch_config)) << std::get<std::string>(branch_config);
   TunnelSocket branch(io, std::get<TunnelConfig>(branch_config).endpoint,
                       std::get<TunnelConfig>(branch_config).listen, nullptr);
-  Sink sink;
-  sink.socket = &hub;
-  hub.set_handler(0, &sink);
-  Source source;
-  source.socket = &branch;
-  source.streams = 4;
-  source.bytes_per_stream = 8 << 20;
-  branch.set_handler(0, &source);
-  hub.start();
-  branch.start();
+  Transfer t(branch, hub, 4, 8 << 20);
+  const Sink& sink = t.sink;
+  const Source& source = t.source;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (source.closed < 4 && std::chrono::steady_clock::now() < deadline) io.run_for(std::chrono::milliseconds(50));
   EXPECT_TRUE(source.up);
@@ -221,16 +233,9 @@ TEST_F(TunnelLoopback, FullSendBufferWaitsForRoomInsteadOfDropping) {
   ASSERT_TRUE(hub_ && branch_);
   const int sndbuf = 4096;
   ASSERT_EQ(setsockopt(branch_->native_handle(), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf), 0);
-  Sink sink;
-  sink.socket = hub_.get();
-  hub_->set_handler(0, &sink);
-  Source source;
-  source.socket = branch_.get();
-  source.streams = 2;
-  source.bytes_per_stream = 2 << 20;
-  branch_->set_handler(0, &source);
-  hub_->start();
-  branch_->start();
+  Transfer t(*branch_, *hub_, 2, 2 << 20);
+  const Sink& sink = t.sink;
+  const Source& source = t.source;
   run_until_closed(io_, source, 2);
   EXPECT_EQ(source.closed, 2u);
   for (const auto& [id, n] : sink.received) EXPECT_EQ(n, 2u << 20) << "stream " << id;
@@ -256,16 +261,8 @@ class TunnelLoopbackSource : public TunnelLoopback, public ::testing::WithParamI
 
 // Transfers 256 KB from the branch; the branch's view of the hub's address.
 std::string hub_address_seen_by_branch(boost::asio::io_context& io, TunnelSocket& hub, TunnelSocket& branch) {
-  Sink sink;
-  sink.socket = &hub;
-  hub.set_handler(0, &sink);
-  Source source;
-  source.socket = &branch;
-  source.streams = 1;
-  source.bytes_per_stream = 256 << 10;
-  branch.set_handler(0, &source);
-  hub.start();
-  branch.start();
+  Transfer t(branch, hub, 1, 256 << 10);
+  const Source& source = t.source;
   run_until_closed(io, source, 1);
   EXPECT_TRUE(source.up);
   EXPECT_EQ(source.closed, 1u);
@@ -291,16 +288,9 @@ TEST_F(TunnelLoopback, ARefusedSourceIsDroppedAndTheKernelChooses) {
   make_pair("\"[::]:0\"", "[fd00::2]", boost::asio::ip::udp::endpoint(boost::asio::ip::make_address("::1"), 0));
   ns.leave();
   ASSERT_TRUE(hub_ && branch_);
-  Sink sink;  // the branch downloads
-  sink.socket = branch_.get();
-  branch_->set_handler(0, &sink);
-  Source source;
-  source.socket = hub_.get();
-  source.streams = 1;
-  source.bytes_per_stream = 8 << 20;
-  hub_->set_handler(0, &source);
-  hub_->start();
-  branch_->start();
+  Transfer t(*hub_, *branch_, 1, 8 << 20);  // the branch downloads
+  const Sink& sink = t.sink;
+  const Source& source = t.source;
   bool deleted = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (source.closed < 1 && std::chrono::steady_clock::now() < deadline) {
