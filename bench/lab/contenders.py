@@ -52,6 +52,10 @@ EGW_VARIANTS = {
     "egw-model": "ensemble:\n  window_law: model\n",
     "egw-model-rate": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n",
     "egw-nopace": "ensemble:\n  pacing: false\n",
+    # Issue 21: the model law and max_rate, the realtime probe carried by the
+    # gateway as a UDP flow of class realtime ({udp}: the branch's or the hub's
+    # `udp:` section, Gateway.extra).
+    "egw-call": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n{udp}",
 }
 RATE_SHARE = 0.95  # max_rate as a share of the emulated link, as SQM users set their shaper
 LABELS = {
@@ -67,6 +71,7 @@ LABELS = {
     "egw-notlp": "ensemble-gw, no tail probe",
     "egw-model": "ensemble-gw, model law", "egw-model-rate": "ensemble-gw, model law + max_rate 95 %",
     "egw-nopace": "ensemble-gw, no pacing",
+    "egw-call": "ensemble-gw, model law + max_rate, probe as a realtime UDP flow",
 }
 
 
@@ -103,6 +108,11 @@ class Contender:
 
     def target(self, server=0):
         return [server_ip(server, via_wg=self.key == "wireguard"), self.port]
+
+    def probe_port(self):
+        """The server's UDP echo port the realtime probe uses: its own port when
+        this contender carries the probe, the shared direct one otherwise."""
+        return PROBE_PORT
 
     def setup(self, lab):
         pass
@@ -187,15 +197,23 @@ class Gateway(Contender):
         self.template = EGW_VARIANTS[key]
         self.rates = {"up": 20e6, "down": 20e6}  # the link max_rate is derived from (set_link)
         self.keys = None
+        self.carries_udp = "{udp}" in self.template
+        self.udp_listen = 15300 + index  # the branch's transparent UDP socket (TPROXY target)
+
+    def probe_port(self):
+        return 7100 + self.i if self.carries_udp else PROBE_PORT
 
     def extra(self, role):
         """The variant's YAML for one gateway. max_rate's `up` is what that gateway
         sends: the branch's uplink, the hub's downlink (the link's b2a)."""
-        if "{up}" not in self.template:
+        if "{up}" not in self.template and not self.carries_udp:
             return self.template
         rates = self.rates if role == "branch" else {"up": self.rates["down"], "down": self.rates["up"]}
-        return self.template.format(**{d: rate_text(round(RATE_SHARE * bps / 1e3) * 1000)
-                                       for d, bps in rates.items()})
+        fields = {d: rate_text(round(RATE_SHARE * bps / 1e3) * 1000) for d, bps in rates.items()}
+        fields["udp"] = (f"udp:\n  ports: [{self.probe_port()}]\n  class: realtime\n"
+                         f"  listen: 0.0.0.0:{self.udp_listen}\n" if role == "branch" else
+                         "udp:\n  idle_timeout_s: 60\n")
+        return self.template.format(**fields)
 
     def _configs(self, lab, log_level="warn"):
         t = lab.tmp
@@ -260,7 +278,23 @@ status_socket: {t}/{self.key}-hub.sock
     ip saddr {LAN} tcp dport {self.port} redirect to :{self.listener}
   }}
 }}""")
+        if self.carries_udp:
+            self._udp_interception()
         self.start(lab)
+
+    def _udp_interception(self):
+        """What the branch installs itself with `interception.mode: nftables`
+        (proxy/nft_render.cc, proxy/udp_route.cc): the probe's port TPROXYed to
+        the variant's transparent socket, marked for the policy route to `local`."""
+        nft("branch", f"""table inet egwl_{self.key.replace('-', '_')}_udp {{
+  chain prerouting {{
+    type filter hook prerouting priority mangle; policy accept;
+    ip saddr {LAN} udp dport {self.probe_port()} meta mark set {UDP_FWMARK} tproxy ip to :{self.udp_listen} accept
+  }}
+}}""")
+        if str(UDP_ROUTE_TABLE) not in nsh("branch", "ip", "rule", "show", capture=True):
+            nsh("branch", "ip", "rule", "add", "fwmark", str(UDP_FWMARK), "lookup", str(UDP_ROUTE_TABLE))
+            nsh("branch", "ip", "route", "add", "local", "0.0.0.0/0", "dev", "lo", "table", str(UDP_ROUTE_TABLE))
 
     def start(self, lab):
         t = lab.tmp
@@ -293,6 +327,7 @@ def make(keys):
 
 
 PROBE_PORT = 7000  # webserve's UDP echo: the realtime probe, direct across the WAN
+UDP_FWMARK, UDP_ROUTE_TABLE = 0x4547, 17735  # as proxy/udp_route.h's
 
 
 def sink_dir(lab):
@@ -304,7 +339,9 @@ def start_server(lab, contenders):
     the UDP echo; uploads counted into sink_dir(lab)."""
     os.makedirs(sink_dir(lab), exist_ok=True)
     lab.spawn("webserve", "server", "/usr/bin/python3", os.path.join(os.path.dirname(__file__), "webserve.py"),
-              "--sink-dir", sink_dir(lab), f"{PROBE_PORT}:udpecho", *(f"{c.port}:{c.cc}" for c in contenders))
+              "--sink-dir", sink_dir(lab),
+              *sorted({f"{c.probe_port()}:udpecho" for c in contenders} | {f"{PROBE_PORT}:udpecho"}),
+              *(f"{c.port}:{c.cc}" for c in contenders))
     for c in contenders:
         wait_until(lambda: port_listening("server", c.port), 10, f"web server port {c.port}")
 

@@ -205,7 +205,7 @@ def full_links(lab, contenders, up, down, seed, reps, p):
 
 def _full_links_run(lab, c, page, tag, p):
     t_start = time.time()
-    probe = background({"kind": "probe", "target": [server_ip(0), PROBE_PORT], "src": client_ip(0),
+    probe = background({"kind": "probe", "target": [server_ip(0), c.probe_port()], "src": client_ip(0),
                         "stop_s": 500, **PROBE})
     reqs = background({"kind": "requests", "target": c.target(), "src": client_ip(1), "stop_s": 500,
                        "interval_s": REQUEST_INTERVAL_S, "bytes": 200, "class": "json"})
@@ -234,7 +234,7 @@ def _full_links_run(lab, c, page, tag, p):
     sent = pr["sent"]
     return {"origin": t_load, "idle": idle, "loaded": loaded, "down_bps": rates["down"], "up_bps": rates["up"],
             "probe": {"idle": summary(window(pr["rtts"], *idle)), "loaded": summary(window(pr["rtts"], *loaded)),
-                      "sent": sent, "lost": sent - len(pr["rtts"])},
+                      "sent": sent, "lost": sent - len(pr["rtts"]), "carried": c.probe_port() != PROBE_PORT},
             "requests": {"idle": summary(window(rq["requests"], *idle)),
                          "loaded": summary(window(rq["requests"], *loaded))},
             "page_idle_s": page_idle["page_s"], "page_loaded_s": page_loaded["page_s"],

@@ -46,18 +46,26 @@ def cpu(runs):
 
 # ------------------------------------------------------------------ tables
 
+def probe_lost(runs):
+    """The probe's loss over the whole run (idle and loaded), median of the reps."""
+    lost = med(r["probe"]["lost"] / r["probe"]["sent"] for r in runs if r["probe"].get("sent"))
+    carried = any(r["probe"].get("carried") for r in runs)
+    return ("–" if lost is None else f"{lost:.1%}") + (" (gateway)" if carried else "")
+
+
 def full_links_table(name, e):
     p = e["params"]
     up, down = link_rates(e)
     out = [f"**{name}** ({link_text(e)}): a bulk download and a bulk upload through the contender for "
            f"{p['seconds']:g} s (rates after {p['warm_s']:g} s, goodput / link rate); beside them a UDP probe "
-           f"(50 packets/s, 200 bytes, direct: the link's queue), a 200-byte request every 100 ms through the "
+           f"(50 packets/s, 200 bytes; direct, the link's queue, except for a contender that carries it: "
+           f"\"gateway\" in the loss column), a 200-byte request every 100 ms through the "
            f"contender (`application/json`), and the `{p['page']}` page (cleartext, {p.get('concurrency', 6)} "
            f"connections), each idle first, then loaded. Queue delay: the link model's (wanem's trace), p99 over the loaded window; wanem late: its "
            f"departures after the model's time (the machine's load). "
            f"{e['reps']} rep(s), medians.", "",
-           "| contender | down | up | probe RTT p50 / p99, idle -> loaded (ms) | request p99 idle -> loaded (ms) "
-           "| page loaded / idle | queue delay p99 down / up (ms) | wanem CPU / late p99 (ms) |", "|---|---|---|---|---|---|---|---|"]
+           "| contender | down | up | probe RTT p50 / p99, idle -> loaded (ms) | probe lost | request p99 idle -> loaded (ms) "
+           "| page loaded / idle | queue delay p99 down / up (ms) | wanem CPU / late p99 (ms) |", "|---|---|---|---|---|---|---|---|---|"]
     for key, runs in e["results"].items():
         def m(f):
             return med(f(r) for r in runs)
@@ -67,6 +75,7 @@ def full_links_table(name, e):
             f"{pct(m(lambda r: r['up_bps']) and m(lambda r: r['up_bps']) / up)} | "
             f"{ms(m(lambda r: r['probe']['idle']['p50_ms']))} / {ms(m(lambda r: r['probe']['idle']['p99_ms']))} -> "
             f"{ms(m(lambda r: r['probe']['loaded']['p50_ms']))} / {ms(m(lambda r: r['probe']['loaded']['p99_ms']))} | "
+            f"{probe_lost(runs)} | "
             f"{ms(m(lambda r: r['requests']['idle']['p99_ms']))} -> {ms(m(lambda r: r['requests']['loaded']['p99_ms']))} | "
             f"{'–' if not (pi and pl) else f'{pl / pi:.2f}x ({pl:.2f} / {pi:.2f} s)'} | "
             f"{ms(m(lambda r: r['series']['qdelay_ms']['b2a']['p99_ms']))} / "
