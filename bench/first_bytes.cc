@@ -80,3 +80,4 @@ void BM_QuicInitialKeys(benchmark::State& state) {
 BENCHMARK(BM_QuicInitialKeys);
 
 }  // namespace
+BENCHMARK_MAIN();

@@ -1,11 +1,10 @@
 #include "proxy/quic_initial.h"
 
-#include <openssl/core_names.h>
 #include <openssl/evp.h>
-#include <openssl/params.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "proxy/tls_client_hello.h"
@@ -45,22 +44,19 @@ const Version* version_of(std::uint32_t number) {
   return nullptr;
 }
 
-// HMAC-SHA256, AES-128-ECB and AES-128-GCM, fetched once per thread and only
+// SHA-256, AES-128-ECB and AES-128-GCM, fetched once per thread and only
 // re-keyed per use: OpenSSL 3's implicit fetch behind EVP_aes_128_gcm() or
 // HMAC() would cost more per call than the whole parse.
 class InitialCrypto {
  public:
   InitialCrypto()
-      : mac_(EVP_MAC_fetch(nullptr, "HMAC", nullptr)),
-        mac_ctx_(mac_ ? EVP_MAC_CTX_new(mac_) : nullptr),
+      : sha256_(EVP_MD_fetch(nullptr, "SHA256", nullptr)),
+        md_ctx_(EVP_MD_CTX_new()),
         ecb_(EVP_CIPHER_fetch(nullptr, "AES-128-ECB", nullptr)),
         gcm_(EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr)),
         ecb_ctx_(EVP_CIPHER_CTX_new()),
         gcm_ctx_(EVP_CIPHER_CTX_new()) {
-    char digest[] = "SHA256";
-    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                                 OSSL_PARAM_construct_end()};
-    ok_ = mac_ctx_ && ecb_ && gcm_ && ecb_ctx_ && gcm_ctx_ && EVP_MAC_CTX_set_params(mac_ctx_, params) == 1 &&
+    ok_ = sha256_ && md_ctx_ && ecb_ && gcm_ && ecb_ctx_ && gcm_ctx_ &&
           EVP_EncryptInit_ex(ecb_ctx_, ecb_, nullptr, nullptr, nullptr) == 1 &&
           EVP_CIPHER_CTX_set_padding(ecb_ctx_, 0) == 1 &&
           EVP_DecryptInit_ex(gcm_ctx_, gcm_, nullptr, nullptr, nullptr) == 1;
@@ -70,22 +66,34 @@ class InitialCrypto {
     EVP_CIPHER_CTX_free(ecb_ctx_);
     EVP_CIPHER_free(gcm_);
     EVP_CIPHER_free(ecb_);
-    EVP_MAC_CTX_free(mac_ctx_);
-    EVP_MAC_free(mac_);
+    EVP_MD_CTX_free(md_ctx_);
+    EVP_MD_free(sha256_);
   }
   InitialCrypto(const InitialCrypto&) = delete;
   InitialCrypto& operator=(const InitialCrypto&) = delete;
 
+  // HMAC-SHA256 (RFC 2104) with a key of at most one block, on the digest:
+  // EVP_MAC's parameter handling costs more than the hashing here.
   bool hmac(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data, std::uint8_t (&out)[32]) {
-    std::size_t size = 0;
-    return ok_ && EVP_MAC_init(mac_ctx_, key.data(), key.size(), nullptr) == 1 &&
-           EVP_MAC_update(mac_ctx_, data.data(), data.size()) == 1 &&
-           EVP_MAC_final(mac_ctx_, out, &size, sizeof out) == 1 && size == sizeof out;
+    constexpr std::size_t kBlock = 64;
+    if (key.size() > kBlock) return false;
+    std::array<std::uint8_t, kBlock> pad{};
+    std::ranges::copy(key, pad.begin());
+    for (auto& b : pad) b ^= 0x36;
+    unsigned int size = 0;
+    if (!ok_ || EVP_DigestInit_ex2(md_ctx_, sha256_, nullptr) != 1 || EVP_DigestUpdate(md_ctx_, pad.data(), kBlock) != 1 ||
+        EVP_DigestUpdate(md_ctx_, data.data(), data.size()) != 1 || EVP_DigestFinal_ex(md_ctx_, out, &size) != 1) {
+      return false;
+    }
+    for (auto& b : pad) b ^= 0x36 ^ 0x5c;
+    return EVP_DigestInit_ex2(md_ctx_, sha256_, nullptr) == 1 && EVP_DigestUpdate(md_ctx_, pad.data(), kBlock) == 1 &&
+           EVP_DigestUpdate(md_ctx_, out, sizeof out) == 1 && EVP_DigestFinal_ex(md_ctx_, out, &size) == 1 &&
+           size == sizeof out;
   }
   // The header protection mask: AES-128-ECB of the sample (RFC 9001 5.4.3).
   bool mask(const std::array<std::uint8_t, 16>& hp, const std::uint8_t* sample, std::uint8_t (&out)[16]) {
     int n = 0;
-    return ok_ && EVP_EncryptInit_ex(ecb_ctx_, nullptr, nullptr, hp.data(), nullptr) == 1 &&
+    return ok_ && rekey(ecb_ctx_, ecb_key_, hp) &&
            EVP_EncryptUpdate(ecb_ctx_, out, &n, sample, kSampleBytes) == 1 && n == static_cast<int>(kSampleBytes);
   }
   // AES-128-GCM open in place; `text` is followed by its tag.
@@ -93,7 +101,8 @@ class InitialCrypto {
             std::span<std::uint8_t> text) {
     int n = 0;
     const int length = static_cast<int>(text.size());
-    return ok_ && EVP_DecryptInit_ex(gcm_ctx_, nullptr, nullptr, k.key.data(), nonce) == 1 &&
+    return ok_ && rekey(gcm_ctx_, gcm_key_, k.key) &&
+           EVP_DecryptInit_ex(gcm_ctx_, nullptr, nullptr, nullptr, nonce) == 1 &&
            EVP_DecryptUpdate(gcm_ctx_, nullptr, &n, aad.data(), static_cast<int>(aad.size())) == 1 &&
            EVP_DecryptUpdate(gcm_ctx_, text.data(), &n, text.data(), length) == 1 &&
            EVP_CIPHER_CTX_ctrl(gcm_ctx_, EVP_CTRL_GCM_SET_TAG, kTagBytes, text.data() + length) == 1 &&
@@ -101,12 +110,26 @@ class InitialCrypto {
   }
 
  private:
-  EVP_MAC* mac_;
-  EVP_MAC_CTX* mac_ctx_;
+  // A connection's packets share their keys: the key schedule (and GCM's
+  // hash key) is computed again only when the key changes.
+  static bool rekey(EVP_CIPHER_CTX* ctx, std::optional<std::array<std::uint8_t, 16>>& current,
+                    const std::array<std::uint8_t, 16>& key) {
+    if (current == key) return true;
+    current.reset();
+    const bool encrypt = EVP_CIPHER_CTX_is_encrypting(ctx) == 1;
+    if (EVP_CipherInit_ex(ctx, nullptr, nullptr, key.data(), nullptr, encrypt ? 1 : 0) != 1) return false;
+    current = key;
+    return true;
+  }
+
+ private:
+  EVP_MD* sha256_;
+  EVP_MD_CTX* md_ctx_;
   EVP_CIPHER* ecb_;
   EVP_CIPHER* gcm_;
   EVP_CIPHER_CTX* ecb_ctx_;
   EVP_CIPHER_CTX* gcm_ctx_;
+  std::optional<std::array<std::uint8_t, 16>> ecb_key_, gcm_key_;
   bool ok_ = false;
 };
 
@@ -253,12 +276,19 @@ bool QuicInitialReader::read_initial(std::span<const std::byte> datagram, const 
 // The frames an Initial may carry (RFC 9000 12.4, table 3): PADDING, PING,
 // ACK, CRYPTO, CONNECTION_CLOSE; anything else is a protocol violation.
 bool QuicInitialReader::read_frames(std::span<const std::byte> payload) {
-  WireReader r(payload);
-  while (!r.empty() && result_.status == QuicStatus::need_more) {
+  std::size_t at = 0;
+  while (at < payload.size() && result_.status == QuicStatus::need_more) {
+    // PADDING, one byte a frame, fills most of an Initial: skipped as a run.
+    if (payload[at] == std::byte{0}) {
+      at = static_cast<std::size_t>(std::find_if(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.end(),
+                                                 [](std::byte b) { return b != std::byte{0}; }) -
+                                    payload.begin());
+      continue;
+    }
+    WireReader r(payload.subspan(at));
     const auto type = r.read_varint();
     if (!type) return false;
     switch (*type) {
-      case 0x00:  // PADDING
       case 0x01:  // PING
         break;
       case 0x02:    // ACK
@@ -289,6 +319,7 @@ bool QuicInitialReader::read_frames(std::span<const std::byte> payload) {
       default:
         return false;
     }
+    at += r.position();
   }
   return true;
 }
@@ -303,8 +334,9 @@ bool QuicInitialReader::add_crypto(std::uint64_t offset, std::span<const std::by
   }
   const std::size_t begin = static_cast<std::size_t>(offset);
   const std::size_t stop = begin + data.size();
+  if (crypto_.capacity() == 0) crypto_.reserve(4096);  // a ClientHello, in one allocation
   if (crypto_.size() < stop) crypto_.resize(stop);
-  std::ranges::copy(data, crypto_.begin() + static_cast<std::ptrdiff_t>(begin));
+  std::memcpy(crypto_.data() + begin, data.data(), data.size());
   // Insert [begin, stop), then merge every range it touches.
   auto it = std::ranges::lower_bound(ranges_, std::pair{begin, std::size_t{0}});
   it = ranges_.insert(it, {begin, stop});
