@@ -1,6 +1,10 @@
 #include "proxy/quic_initial.h"
 
+// For SHA256_Init and friends (see Hmac below).
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 
 #include <algorithm>
 #include <cstring>
@@ -44,19 +48,17 @@ const Version* version_of(std::uint32_t number) {
   return nullptr;
 }
 
-// SHA-256, AES-128-ECB and AES-128-GCM, fetched once per thread and only
+// AES-128-ECB and AES-128-GCM, fetched once per thread and only
 // re-keyed per use: OpenSSL 3's implicit fetch behind EVP_aes_128_gcm() or
 // HMAC() would cost more per call than the whole parse.
 class InitialCrypto {
  public:
   InitialCrypto()
-      : sha256_(EVP_MD_fetch(nullptr, "SHA256", nullptr)),
-        md_ctx_(EVP_MD_CTX_new()),
-        ecb_(EVP_CIPHER_fetch(nullptr, "AES-128-ECB", nullptr)),
+      : ecb_(EVP_CIPHER_fetch(nullptr, "AES-128-ECB", nullptr)),
         gcm_(EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr)),
         ecb_ctx_(EVP_CIPHER_CTX_new()),
         gcm_ctx_(EVP_CIPHER_CTX_new()) {
-    ok_ = sha256_ && md_ctx_ && ecb_ && gcm_ && ecb_ctx_ && gcm_ctx_ &&
+    ok_ = ecb_ && gcm_ && ecb_ctx_ && gcm_ctx_ &&
           EVP_EncryptInit_ex(ecb_ctx_, ecb_, nullptr, nullptr, nullptr) == 1 &&
           EVP_CIPHER_CTX_set_padding(ecb_ctx_, 0) == 1 &&
           EVP_DecryptInit_ex(gcm_ctx_, gcm_, nullptr, nullptr, nullptr) == 1;
@@ -66,30 +68,10 @@ class InitialCrypto {
     EVP_CIPHER_CTX_free(ecb_ctx_);
     EVP_CIPHER_free(gcm_);
     EVP_CIPHER_free(ecb_);
-    EVP_MD_CTX_free(md_ctx_);
-    EVP_MD_free(sha256_);
   }
   InitialCrypto(const InitialCrypto&) = delete;
   InitialCrypto& operator=(const InitialCrypto&) = delete;
 
-  // HMAC-SHA256 (RFC 2104) with a key of at most one block, on the digest:
-  // EVP_MAC's parameter handling costs more than the hashing here.
-  bool hmac(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data, std::uint8_t (&out)[32]) {
-    constexpr std::size_t kBlock = 64;
-    if (key.size() > kBlock) return false;
-    std::array<std::uint8_t, kBlock> pad{};
-    std::ranges::copy(key, pad.begin());
-    for (auto& b : pad) b ^= 0x36;
-    unsigned int size = 0;
-    if (!ok_ || EVP_DigestInit_ex2(md_ctx_, sha256_, nullptr) != 1 || EVP_DigestUpdate(md_ctx_, pad.data(), kBlock) != 1 ||
-        EVP_DigestUpdate(md_ctx_, data.data(), data.size()) != 1 || EVP_DigestFinal_ex(md_ctx_, out, &size) != 1) {
-      return false;
-    }
-    for (auto& b : pad) b ^= 0x36 ^ 0x5c;
-    return EVP_DigestInit_ex2(md_ctx_, sha256_, nullptr) == 1 && EVP_DigestUpdate(md_ctx_, pad.data(), kBlock) == 1 &&
-           EVP_DigestUpdate(md_ctx_, out, sizeof out) == 1 && EVP_DigestFinal_ex(md_ctx_, out, &size) == 1 &&
-           size == sizeof out;
-  }
   // The header protection mask: AES-128-ECB of the sample (RFC 9001 5.4.3).
   bool mask(const std::array<std::uint8_t, 16>& hp, const std::uint8_t* sample, std::uint8_t (&out)[16]) {
     int n = 0;
@@ -123,8 +105,6 @@ class InitialCrypto {
   }
 
  private:
-  EVP_MD* sha256_;
-  EVP_MD_CTX* md_ctx_;
   EVP_CIPHER* ecb_;
   EVP_CIPHER* gcm_;
   EVP_CIPHER_CTX* ecb_ctx_;
@@ -138,10 +118,40 @@ InitialCrypto& crypto() {
   return c;
 }
 
+// HMAC-SHA256 (RFC 2104) keyed once for several messages: the padded key's
+// two blocks are hashed once, each message then costs two compressions.
+// OpenSSL's low-level SHA-256 (deprecated in 3.0, still built by Debian):
+// its state is a plain struct to copy, where EVP's digest and MAC
+// contexts cost more per call in dispatch and parameters than the hashing.
+class Hmac {
+ public:
+  explicit Hmac(std::span<const std::uint8_t> key) {
+    std::array<std::uint8_t, SHA256_CBLOCK> pad{};
+    std::ranges::copy(key.first(std::min(key.size(), pad.size())), pad.begin());  // keys here are <= 32 bytes
+    for (auto& b : pad) b ^= 0x36;
+    SHA256_Init(&inner_);
+    SHA256_Update(&inner_, pad.data(), pad.size());
+    for (auto& b : pad) b ^= 0x36 ^ 0x5c;
+    SHA256_Init(&outer_);
+    SHA256_Update(&outer_, pad.data(), pad.size());
+    OPENSSL_cleanse(pad.data(), pad.size());
+  }
+  void mac(std::span<const std::uint8_t> data, std::uint8_t (&out)[SHA256_DIGEST_LENGTH]) const {
+    SHA256_CTX c = inner_;
+    SHA256_Update(&c, data.data(), data.size());
+    SHA256_Final(out, &c);
+    c = outer_;
+    SHA256_Update(&c, out, sizeof out);
+    SHA256_Final(out, &c);
+  }
+
+ private:
+  SHA256_CTX inner_, outer_;
+};
+
 // HKDF-Expand-Label(secret, label, "", length) for length <= 32: one HMAC
 // block (RFC 8446 7.1, RFC 5869 2.3).
-bool expand_label(std::span<const std::uint8_t> secret, std::string_view label, std::size_t length,
-                  std::uint8_t* out) {
+void expand_label(const Hmac& secret, std::string_view label, std::size_t length, std::uint8_t* out) {
   constexpr std::string_view kPrefix = "tls13 ";
   std::array<std::uint8_t, 2 + 1 + 6 + 16 + 1 + 1> info{};
   std::size_t n = 0;
@@ -152,10 +162,9 @@ bool expand_label(std::span<const std::uint8_t> secret, std::string_view label, 
   for (const char c : label) info[n++] = static_cast<std::uint8_t>(c);
   info[n++] = 0;  // empty context
   info[n++] = 1;  // T(1)
-  std::uint8_t block[32];
-  if (!crypto().hmac(secret, std::span(info).first(n), block)) return false;
+  std::uint8_t block[SHA256_DIGEST_LENGTH];
+  secret.mac(std::span(info).first(n), block);
   std::memcpy(out, block, length);
-  return true;
 }
 
 std::span<const std::uint8_t> u8(std::span<const std::byte> s) {
@@ -167,13 +176,19 @@ std::span<const std::uint8_t> u8(std::span<const std::byte> s) {
 bool quic_client_initial_keys(std::uint32_t version, std::span<const std::byte> dcid, QuicInitialKeys& keys) {
   const Version* v = version_of(version);
   if (v == nullptr) return false;
-  std::uint8_t initial[32];
-  std::uint8_t client[32];
-  return crypto().hmac(v->salt, u8(dcid), initial) &&  // HKDF-Extract(salt, DCID)
-         expand_label(initial, "client in", sizeof client, client) &&
-         expand_label(client, v->key_label, keys.key.size(), keys.key.data()) &&
-         expand_label(client, v->iv_label, keys.iv.size(), keys.iv.data()) &&
-         expand_label(client, v->hp_label, keys.hp.size(), keys.hp.data());
+  static const Hmac salt_v1(kV1.salt);
+  static const Hmac salt_v2(kV2.salt);
+  std::uint8_t initial[SHA256_DIGEST_LENGTH];
+  (v == &kV1 ? salt_v1 : salt_v2).mac(u8(dcid), initial);  // HKDF-Extract(salt, DCID)
+  std::uint8_t client[SHA256_DIGEST_LENGTH];
+  expand_label(Hmac(initial), "client in", sizeof client, client);
+  const Hmac secret(client);
+  expand_label(secret, v->key_label, keys.key.size(), keys.key.data());
+  expand_label(secret, v->iv_label, keys.iv.size(), keys.iv.data());
+  expand_label(secret, v->hp_label, keys.hp.size(), keys.hp.data());
+  OPENSSL_cleanse(initial, sizeof initial);
+  OPENSSL_cleanse(client, sizeof client);
+  return true;
 }
 
 // A long-header packet's place in its datagram.
