@@ -45,7 +45,8 @@ void BM_TlsHelloFields(benchmark::State& state, const std::string& file) {
   const auto captures = corpus(file);
   std::size_t i = 0;
   for (auto _ : state) {
-    const ClientHelloFields f = read_client_hello_fields(captures[i++ % captures.size()].datagrams[0], HelloFraming::tls_records);
+    const auto& stream = captures[i++ % captures.size()].datagrams[0];
+    const ClientHelloFields f = read_client_hello_fields(stream, HelloFraming::tls_records);
     if (f.status != SniStatus::found) std::abort();
     benchmark::DoNotOptimize(f.alpn.data());
   }

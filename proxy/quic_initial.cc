@@ -48,9 +48,9 @@ const Version* version_of(std::uint32_t number) {
   return nullptr;
 }
 
-// AES-128-ECB and AES-128-GCM, fetched once per thread and only
-// re-keyed per use: OpenSSL 3's implicit fetch behind EVP_aes_128_gcm() or
-// HMAC() would cost more per call than the whole parse.
+// AES-128-ECB and AES-128-GCM, fetched once per thread and only re-keyed
+// per use: OpenSSL 3's implicit fetch behind EVP_aes_128_gcm() and a new
+// context per packet would cost more than the whole parse.
 class InitialCrypto {
  public:
   InitialCrypto()
@@ -384,7 +384,8 @@ void QuicInitialReader::finish_if_complete() {
     return;
   }
   if (contiguous < message_bytes) return;
-  ClientHelloFields hello = read_client_hello_fields(std::span(crypto_).first(message_bytes), HelloFraming::handshake_message);
+  ClientHelloFields hello =
+      read_client_hello_fields(std::span(crypto_).first(message_bytes), HelloFraming::handshake_message);
   switch (hello.status) {
     case SniStatus::found: end(QuicStatus::found); break;
     case SniStatus::no_sni: end(QuicStatus::no_sni); break;

@@ -85,7 +85,7 @@ class QuicInitialReader {
   QuicInitialKeys keys_;
   std::vector<std::uint8_t> packet_;  // the packet being decrypted, in place
   // The CRYPTO stream: its bytes by offset, and the ranges received
-  // (sorted, disjoint, merged), at most kMaxRanges.
+  // (sorted, disjoint, merged; at most 32 before the scan gives up).
   std::vector<std::byte> crypto_;
   std::vector<std::pair<std::size_t, std::size_t>> ranges_;
 };

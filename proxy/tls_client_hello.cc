@@ -168,7 +168,9 @@ void read_alpn(HandshakeReader& h, std::size_t extension_end, std::vector<std::s
     if (!h.take(length, name.data(), name_end)) return;
     const bool printable = std::all_of(name.begin(), name.begin() + static_cast<std::ptrdiff_t>(length),
                                        [](std::uint8_t c) { return c > 0x20 && c < 0x7f; });
-    if (length > 0 && printable && names.size() < kMaxAlpnNames) names.emplace_back(name.begin(), name.begin() + static_cast<std::ptrdiff_t>(length));
+    if (length > 0 && printable && names.size() < kMaxAlpnNames) {
+      names.emplace_back(name.begin(), name.begin() + static_cast<std::ptrdiff_t>(length));
+    }
   }
 }
 

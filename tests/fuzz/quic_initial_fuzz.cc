@@ -7,7 +7,9 @@
 // bit 1: QUIC v2, bits 2-7: the packet number), so the fuzzer reaches the
 // frame parser, the CRYPTO reassembly and the ClientHello parser behind the
 // AEAD. Checks: no crash, the answer well-formed, final once not need_more,
-// the same fed one by one as all at once.
+// the same fed one by one as all at once. Each raw datagram also goes to the
+// whole-ClientHello reader (proxy/tls_client_hello.h) in both framings: its
+// answer well-formed, and its host the one the early SNI scan finds.
 // Seeds: tests/fuzz/quic_initial_corpus (the RFCs' Initials, ClientHellos
 // over two Initials in both orders, caps, garbage).
 #include <cstddef>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "proxy/quic_initial.h"
+#include "proxy/tls_client_hello.h"
 #include "tests/proxy/quic_initial_builder.h"
 
 using namespace egw::proxy;
@@ -33,7 +36,8 @@ std::vector<std::vector<std::byte>> datagrams_of(const std::uint8_t* data, std::
   std::size_t at = 0;
   while (at + 3 <= size && out.size() < 16) {
     const std::uint8_t flags = data[at];
-    const std::size_t length = std::min<std::size_t>(static_cast<std::size_t>(data[at + 1]) << 8 | data[at + 2], size - at - 3);
+    const std::size_t declared = static_cast<std::size_t>(data[at + 1]) << 8 | data[at + 2];
+    const std::size_t length = std::min(declared, size - at - 3);
     const auto bytes = std::as_bytes(std::span(data + at + 3, length));
     at += 3 + length;
     if ((flags & 1) == 0) {
@@ -48,6 +52,30 @@ std::vector<std::vector<std::byte>> datagrams_of(const std::uint8_t* data, std::
   return out;
 }
 
+void check_names(const std::string& host, const std::vector<std::string>& alpn) {
+  check(host.size() <= 255);
+  if (!host.empty()) check(host.front() != '.' && host.back() != '.');
+  for (const char c : host) check((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_');
+  check(alpn.size() <= 8);
+  for (const auto& name : alpn) {
+    check(!name.empty());
+    for (const char c : name) check(c > 0x20 && c < 0x7f);
+  }
+}
+
+void whole_client_hello(std::span<const std::byte> bytes) {
+  for (const auto framing : {HelloFraming::tls_records, HelloFraming::handshake_message}) {
+    const ClientHelloFields f = read_client_hello_fields(bytes, framing);
+    check_names(f.host, f.alpn);
+    check((f.status == SniStatus::found) == !f.host.empty());
+    if (f.status == SniStatus::need_more || f.status == SniStatus::not_tls) check(f.alpn.empty());
+    if (framing == HelloFraming::tls_records && f.status == SniStatus::found) {
+      const SniScan early = scan_client_hello(bytes);
+      check(early.status == SniStatus::found && early.host == f.host);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -60,20 +88,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     last = s.status;
   }
   const QuicInitialScan& s = reader.result();
-  if (s.status == QuicStatus::found) {
-    check(!s.host.empty() && s.host.size() <= 255 && s.host.front() != '.' && s.host.back() != '.');
-    for (const char c : s.host) check((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_');
-  } else {
-    check(s.host.empty());
+  check_names(s.host, s.alpn);
+  check((s.status == QuicStatus::found) == !s.host.empty());
+  if (s.status == QuicStatus::found || s.status == QuicStatus::no_sni) {
+    check(s.version == kQuicVersion1 || s.version == kQuicVersion2);
   }
-  check(s.alpn.size() <= 8);
-  for (const auto& name : s.alpn) {
-    check(!name.empty());
-    for (const char c : name) check(c > 0x20 && c < 0x7f);
-  }
-  if (s.status == QuicStatus::found || s.status == QuicStatus::no_sni) check(s.version == kQuicVersion1 || s.version == kQuicVersion2);
   std::vector<std::span<const std::byte>> spans(datagrams.begin(), datagrams.end());
   const QuicInitialScan all = scan_quic_initials(spans);
   check(all.status == s.status && all.host == s.host && all.alpn == s.alpn && all.version == s.version);
+  for (const auto& d : datagrams) whole_client_hello(d);
   return 0;
 }

@@ -41,7 +41,9 @@ inline std::vector<std::string> split(std::string_view text, char separator) {
 inline std::vector<std::byte> hex_bytes(std::string_view hex) {
   std::vector<std::byte> out;
   const auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<std::byte>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<std::byte>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  }
   return out;
 }
 

@@ -20,19 +20,25 @@ QuicInitialScan scan(const std::vector<Bytes>& datagrams) {
   return scan_quic_initials(spans);
 }
 
-const Bytes kDcid = from_hex("8394c8f03e515708");
+const Bytes kDcid = from_hex(kRfcDcidHex);
+
+template <std::size_t N>
+Bytes bytes_of(const std::array<std::uint8_t, N>& a) {
+  const auto b = std::as_bytes(std::span(a));
+  return {b.begin(), b.end()};
+}
 
 TEST(QuicInitial, ClientKeysOfRfcAppendixA1) {
   QuicInitialKeys v1;
   ASSERT_TRUE(quic_client_initial_keys(kQuicVersion1, kDcid, v1));
-  EXPECT_EQ(Bytes(as_bytes(std::span(v1.key)).begin(), as_bytes(std::span(v1.key)).end()), from_hex(kRfcV1ClientKeyHex));
-  EXPECT_EQ(Bytes(as_bytes(std::span(v1.iv)).begin(), as_bytes(std::span(v1.iv)).end()), from_hex(kRfcV1ClientIvHex));
-  EXPECT_EQ(Bytes(as_bytes(std::span(v1.hp)).begin(), as_bytes(std::span(v1.hp)).end()), from_hex(kRfcV1ClientHpHex));
+  EXPECT_EQ(bytes_of(v1.key), from_hex(kRfcV1ClientKeyHex));
+  EXPECT_EQ(bytes_of(v1.iv), from_hex(kRfcV1ClientIvHex));
+  EXPECT_EQ(bytes_of(v1.hp), from_hex(kRfcV1ClientHpHex));
   QuicInitialKeys v2;
   ASSERT_TRUE(quic_client_initial_keys(kQuicVersion2, kDcid, v2));
-  EXPECT_EQ(Bytes(as_bytes(std::span(v2.key)).begin(), as_bytes(std::span(v2.key)).end()), from_hex(kRfcV2ClientKeyHex));
-  EXPECT_EQ(Bytes(as_bytes(std::span(v2.iv)).begin(), as_bytes(std::span(v2.iv)).end()), from_hex(kRfcV2ClientIvHex));
-  EXPECT_EQ(Bytes(as_bytes(std::span(v2.hp)).begin(), as_bytes(std::span(v2.hp)).end()), from_hex(kRfcV2ClientHpHex));
+  EXPECT_EQ(bytes_of(v2.key), from_hex(kRfcV2ClientKeyHex));
+  EXPECT_EQ(bytes_of(v2.iv), from_hex(kRfcV2ClientIvHex));
+  EXPECT_EQ(bytes_of(v2.hp), from_hex(kRfcV2ClientHpHex));
   QuicInitialKeys other;
   EXPECT_FALSE(quic_client_initial_keys(0xff00001d, kDcid, other));  // draft-29: not read
 }
