@@ -118,6 +118,18 @@ TEST(QuicInitial, CoalescedPacketsAndFramesOutOfOrder) {
   EXPECT_EQ(s.host, "cdn.example.net");
 }
 
+// After a Retry a client's Initials carry the DCID the server chose: the
+// keys follow the DCID of each packet.
+TEST(QuicInitial, KeysFollowTheDestinationConnectionId) {
+  const Bytes hello = large_client_hello("www.example.org", 1500);
+  const std::span<const std::byte> h(hello);
+  const Bytes first = seal_initial(kQuicVersion1, kDcid, 0, crypto_frame(0, h.first(1000)));
+  const Bytes second = seal_initial(kQuicVersion1, from_hex("0011223344556677889900"), 1, crypto_frame(1000, h.subspan(1000)));
+  const QuicInitialScan s = scan({first, second});
+  EXPECT_EQ(s.status, QuicStatus::found);
+  EXPECT_EQ(s.host, "www.example.org");
+}
+
 // A later datagram that is not an authentic Initial is ignored; a duplicate
 // (a retransmission) does no harm.
 TEST(QuicInitial, StrayAndDuplicateDatagramsAreIgnored) {
