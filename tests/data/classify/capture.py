@@ -19,9 +19,11 @@ Each file has one capture a line, after '#' comments:
     HOST <TAB> ALPN the client offered (comma-separated) <TAB> HEX[,HEX...]
 one HEX per TCP stream prefix (TLS) or UDP datagram (QUIC), in the order sent.
 Every host gets a TLS ClientHello (openssl and curl in turn) and every
-second host a QUIC Initial (aioquic, a quarter of them QUIC v2 and a quarter
-with a ClientHello larger than one packet; every fourth host Chromium, whose
-post-quantum key share makes two Initials).
+second host QUIC Initials: aioquic for half of those (half of its captures
+QUIC v2, a quarter with a ClientHello over two Initials), Chromium for the
+other half (its post-quantum key share makes two Initials; a capture keeps
+the datagrams of the first flow until it pauses 150 ms, so some also hold
+the first retransmission).
 """
 import os
 import shutil
