@@ -10,6 +10,8 @@ namespace {
 constexpr std::uint8_t kHandshakeRecord = 22;
 constexpr std::uint8_t kClientHello = 1;
 constexpr std::uint16_t kServerNameExtension = 0;
+constexpr std::uint16_t kAlpnExtension = 16;
+constexpr std::size_t kMaxAlpnNames = 8;  // browsers send 2 or 3
 constexpr std::uint8_t kHostName = 0;
 constexpr std::size_t kMaxRecordPayload = 16384;  // RFC 8446 5.1: 2^14
 constexpr std::size_t kMaxHostBytes = 255;        // a DNS name is at most 253
@@ -22,7 +24,10 @@ class HandshakeReader {
  public:
   enum class State { ok, short_input, bad };
 
-  explicit HandshakeReader(std::span<const std::byte> in) : in_(in) {}
+  // records: TLS records around the handshake messages (a TCP stream), or
+  // none (the handshake bytes themselves, as a QUIC CRYPTO stream carries them).
+  HandshakeReader(std::span<const std::byte> in, bool records)
+      : in_(in), record_left_(records ? 0 : static_cast<std::size_t>(-1)) {}
   State state() const { return state_; }
   bool ok() const { return state_ == State::ok; }
   std::size_t position() const { return position_; }
@@ -124,11 +129,55 @@ std::size_t vector_end(HandshakeReader& h, std::size_t bytes, std::size_t parent
   return end;
 }
 
-// The ClientHello body (RFC 8446 4.1.2) up to the server_name extension.
-SniScan read_client_hello(HandshakeReader& h, std::size_t end) {
-  const auto stop = [&h]() -> SniScan {
-    return {h.state() == HandshakeReader::State::bad ? SniStatus::not_tls : SniStatus::need_more, {}};
-  };
+SniScan stop(const HandshakeReader& h) {
+  return {h.state() == HandshakeReader::State::bad ? SniStatus::not_tls : SniStatus::need_more, {}};
+}
+
+// The server_name extension's body: its first host_name entry.
+SniScan read_server_name(HandshakeReader& h, std::size_t extension_end) {
+  const std::size_t list_end = vector_end(h, 2, extension_end);
+  while (h.ok() && h.position() < list_end) {
+    const auto name_type = h.uint(1, list_end);
+    const std::size_t name_end = vector_end(h, 2, list_end);
+    if (!h.ok()) break;
+    const std::size_t length = name_end - h.position();
+    if (name_type != kHostName) {
+      h.take(length, nullptr, name_end);
+      continue;
+    }
+    if (length == 0 || length > kMaxHostBytes) return {SniStatus::no_sni, {}};
+    std::array<std::uint8_t, kMaxHostBytes> name{};
+    if (!h.take(length, name.data(), name_end)) break;
+    std::string host = host_of(name.data(), length);
+    if (host.empty()) return {SniStatus::no_sni, {}};
+    return {SniStatus::found, std::move(host)};
+  }
+  if (h.ok()) return {SniStatus::no_sni, {}};  // a server_name extension without a host name
+  return stop(h);
+}
+
+// The ALPN extension's body (RFC 7301 3.1): the protocol names that are
+// printable ASCII (they end up in logs and metrics), at most kMaxAlpnNames.
+void read_alpn(HandshakeReader& h, std::size_t extension_end, std::vector<std::string>& names) {
+  const std::size_t list_end = vector_end(h, 2, extension_end);
+  while (h.ok() && h.position() < list_end) {
+    const std::size_t name_end = vector_end(h, 1, list_end);
+    if (!h.ok()) return;
+    const std::size_t length = name_end - h.position();
+    std::array<std::uint8_t, 255> name{};
+    if (!h.take(length, name.data(), name_end)) return;
+    const bool printable = std::all_of(name.begin(), name.begin() + static_cast<std::ptrdiff_t>(length),
+                                       [](std::uint8_t c) { return c > 0x20 && c < 0x7f; });
+    if (length > 0 && printable && names.size() < kMaxAlpnNames) {
+      names.emplace_back(name.begin(), name.begin() + static_cast<std::ptrdiff_t>(length));
+    }
+  }
+}
+
+// The ClientHello body (RFC 8446 4.1.2). Without `whole`: up to the
+// server_name extension, answered as soon as it has arrived. With it: every
+// extension to the end of the message, the ALPN names into whole->alpn.
+SniScan read_client_hello(HandshakeReader& h, std::size_t end, ClientHelloFields* whole) {
   h.take(2 + 32, nullptr, end);  // legacy_version, random
   const std::size_t session_id = h.uint(1, end);
   if (session_id > 32) h.fail();
@@ -139,55 +188,60 @@ SniScan read_client_hello(HandshakeReader& h, std::size_t end) {
   const std::size_t compression = h.uint(1, end);
   if (h.ok() && compression < 1) h.fail();
   h.take(compression, nullptr, end);
-  if (!h.ok()) return stop();
+  if (!h.ok()) return stop(h);
   if (h.position() == end) return {SniStatus::no_sni, {}};  // no extensions at all (SSL 3.0 style)
 
   const std::size_t extensions_end = vector_end(h, 2, end);
+  SniScan sni{SniStatus::no_sni, {}};
+  bool seen_server_name = false;
   while (h.ok() && h.position() < extensions_end) {
     const auto type = h.uint(2, extensions_end);
     const std::size_t extension_end = vector_end(h, 2, extensions_end);
     if (!h.ok()) break;
-    if (type != kServerNameExtension) {
-      h.take(extension_end - h.position(), nullptr, extension_end);
-      continue;
+    if (type == kServerNameExtension && !seen_server_name) {
+      SniScan s = read_server_name(h, extension_end);
+      if (!whole || !h.ok()) return s;
+      seen_server_name = true;
+      sni = std::move(s);
+    } else if (type == kAlpnExtension && whole && whole->alpn.empty()) {
+      read_alpn(h, extension_end, whole->alpn);
     }
-    const std::size_t list_end = vector_end(h, 2, extension_end);
-    while (h.ok() && h.position() < list_end) {
-      const auto name_type = h.uint(1, list_end);
-      const std::size_t name_end = vector_end(h, 2, list_end);
-      if (!h.ok()) break;
-      const std::size_t length = name_end - h.position();
-      if (name_type != kHostName) {
-        h.take(length, nullptr, name_end);
-        continue;
-      }
-      if (length == 0 || length > kMaxHostBytes) return {SniStatus::no_sni, {}};
-      std::array<std::uint8_t, kMaxHostBytes> name{};
-      if (!h.take(length, name.data(), name_end)) break;
-      std::string host = host_of(name.data(), length);
-      if (host.empty()) return {SniStatus::no_sni, {}};
-      return {SniStatus::found, std::move(host)};
-    }
-    if (h.ok()) return {SniStatus::no_sni, {}};  // a server_name extension without a host name
+    if (h.ok()) h.take(extension_end - h.position(), nullptr, extension_end);  // the rest, unread
   }
-  if (!h.ok()) return stop();
-  return {SniStatus::no_sni, {}};
+  if (!h.ok()) return stop(h);
+  return sni;
+}
+
+// The handshake message header, then the ClientHello.
+SniScan read_handshake(HandshakeReader& h, ClientHelloFields* whole) {
+  constexpr std::size_t kUnbounded = static_cast<std::size_t>(-1);
+  const auto type = h.uint(1, kUnbounded);
+  if (h.ok() && type != kClientHello) h.fail();
+  const std::size_t length = h.uint(3, kUnbounded);
+  return h.ok() ? read_client_hello(h, h.position() + length, whole) : stop(h);
 }
 
 }  // namespace
 
 SniScan scan_client_hello(std::span<const std::byte> first_bytes) {
   const auto in = first_bytes.first(std::min(first_bytes.size(), kClientHelloScanBytes));
-  HandshakeReader h(in);
-  constexpr std::size_t kUnbounded = static_cast<std::size_t>(-1);
-  const auto type = h.uint(1, kUnbounded);
-  if (h.ok() && type != kClientHello) h.fail();
-  const std::size_t length = h.uint(3, kUnbounded);
-  SniScan result = h.ok() ? read_client_hello(h, h.position() + length)
-                          : SniScan{h.state() == HandshakeReader::State::bad ? SniStatus::not_tls : SniStatus::need_more, {}};
+  HandshakeReader h(in, true);
+  SniScan result = read_handshake(h, nullptr);
   // Out of bytes at the cap: more would not be looked at, so give up.
   if (result.status == SniStatus::need_more && first_bytes.size() >= kClientHelloScanBytes) result.status = SniStatus::no_sni;
   return result;
+}
+
+ClientHelloFields read_client_hello_fields(std::span<const std::byte> bytes, HelloFraming framing) {
+  const auto in = bytes.first(std::min(bytes.size(), kClientHelloScanBytes));
+  HandshakeReader h(in, framing == HelloFraming::tls_records);
+  ClientHelloFields fields;
+  SniScan sni = read_handshake(h, &fields);
+  fields.status = sni.status;
+  fields.host = std::move(sni.host);
+  if (fields.status == SniStatus::need_more && bytes.size() >= kClientHelloScanBytes) fields.status = SniStatus::no_sni;
+  if (fields.status == SniStatus::not_tls || fields.status == SniStatus::need_more) fields.alpn.clear();
+  return fields;
 }
 
 }  // namespace egw::proxy

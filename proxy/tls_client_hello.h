@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace egw::proxy {
 
@@ -32,5 +33,18 @@ struct SniScan {
 };
 
 SniScan scan_client_hello(std::span<const std::byte> first_bytes);
+
+// The whole ClientHello read, for its host and its ALPN protocol names: a
+// QUIC Initial's CRYPTO stream (proxy/quic_initial.h) is the handshake
+// message itself, without TLS records, and arrives whole in a few packets.
+// found / no_sni only once the message has arrived to its last extension;
+// need_more before; not_tls if malformed; the same cap as above.
+enum class HelloFraming { tls_records, handshake_message };
+struct ClientHelloFields {
+  SniStatus status = SniStatus::need_more;
+  std::string host;               // as SniScan::host
+  std::vector<std::string> alpn;  // found or no_sni: as sent, printable ASCII only, at most 8
+};
+ClientHelloFields read_client_hello_fields(std::span<const std::byte> bytes, HelloFraming framing);
 
 }  // namespace egw::proxy

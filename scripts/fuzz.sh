@@ -27,7 +27,7 @@ seconds=${1:-60}
 shift || true
 dir=build-asan
 all=(frame_parse_fuzz frame_roundtrip_fuzz connection_fuzz noise_message_fuzz handshake_datagram_fuzz
-     classifier_fuzz config_fuzz)
+     classifier_fuzz quic_initial_fuzz config_fuzz)
 targets=("${all[@]}")
 if [[ $long -eq 1 && $# -gt 0 ]]; then targets=("$@"); fi
 scripts/build.sh asan "${targets[@]}"
@@ -37,6 +37,7 @@ seeds_of() {
   case $1 in
     handshake_datagram_fuzz) echo tests/fuzz/handshake_corpus ;;  # one datagram of each type and exact size
     classifier_fuzz) echo tests/fuzz/classifier_corpus ;;  # a split point (2 bytes), then a stream's first bytes
+    quic_initial_fuzz) echo tests/fuzz/quic_initial_corpus ;;  # [flags][u16 length][bytes] per datagram
     config_fuzz) echo tests/fuzz/config_corpus ;;  # config texts (key files: /tmp/egw-config-fuzz)
     # connection_fuzz reads scripts, not frame payloads (written by
     # tunnel_tests with EGW_HOSTILE_SEED_DIR set).

@@ -77,6 +77,39 @@ TEST(TlsClientHello, BuiltClientHellos) {
   EXPECT_EQ(scan(hello).host, "example.org");
 }
 
+// The whole message, for its ALPN too: from TLS records (a TCP stream) or
+// bare (a QUIC CRYPTO stream); need_more until its last byte, whichever
+// extension comes first; names that are not printable are left out.
+TEST(TlsClientHello, FieldsOfTheWholeMessage) {
+  Bytes alpn_list;
+  for (const std::string& name : std::vector<std::string>{"h2", "\x01" "bad", "http/1.1"}) {
+    put(alpn_list, name.size(), 1);
+    put(alpn_list, name);
+  }
+  Bytes alpn;
+  put(alpn, alpn_list.size(), 2);
+  put(alpn, alpn_list);
+  const Bytes message = client_hello({extension(16, alpn), sni_extension("Example.com"), extension(43, Bytes(3, std::byte{3}))});
+  const std::vector<std::string> expected{"h2", "http/1.1"};
+  for (const auto framing : {HelloFraming::tls_records, HelloFraming::handshake_message}) {
+    const Bytes bytes = framing == HelloFraming::tls_records ? records(message, 100) : message;
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      const ClientHelloFields f = read_client_hello_fields(std::span(bytes).first(n), framing);
+      EXPECT_EQ(f.status, SniStatus::need_more) << n;
+      EXPECT_TRUE(f.alpn.empty());
+    }
+    const ClientHelloFields f = read_client_hello_fields(bytes, framing);
+    EXPECT_EQ(f.status, SniStatus::found);
+    EXPECT_EQ(f.host, "example.com");
+    EXPECT_EQ(f.alpn, expected);
+  }
+  const ClientHelloFields no_host = read_client_hello_fields(client_hello({extension(16, alpn)}), HelloFraming::handshake_message);
+  EXPECT_EQ(no_host.status, SniStatus::no_sni);
+  EXPECT_EQ(no_host.alpn, expected);
+  EXPECT_EQ(read_client_hello_fields(records(message), HelloFraming::handshake_message).status, SniStatus::not_tls);
+  EXPECT_EQ(read_client_hello_fields(message, HelloFraming::tls_records).status, SniStatus::not_tls);
+}
+
 TEST(TlsClientHello, NoUsableServerName) {
   EXPECT_EQ(scan(records(client_hello({}))).status, SniStatus::no_sni);
   EXPECT_EQ(scan(records(client_hello({}, false))).status, SniStatus::no_sni);  // no extensions block
