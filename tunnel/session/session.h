@@ -185,10 +185,13 @@ class Session {
   // monotonic over connection replacements (connection_totals.h).
   ConnectionTotals connection_totals() const;
   const SessionProtection* protection() const { return protection_; }
-  // The AEAD of the keys we seal with (none before the first handshake).
+  // The AEAD of the keys we seal with, or of a responder's keys waiting for
+  // the initiator's first packet (none before the first handshake).
   std::optional<crypto::Aead> aead() const {
-    if (!protection_ || !protection_->current()) return std::nullopt;
-    return protection_->current()->aead();
+    if (!protection_) return std::nullopt;
+    const Keypair* keys = protection_->current() ? protection_->current() : protection_->next();
+    if (!keys) return std::nullopt;
+    return keys->aead();
   }
   // What this side offers (initiator) or accepts (responder).
   const crypto::AeadList& aeads() const { return aeads_; }

@@ -1,0 +1,226 @@
+// The data-phase AEAD negotiated in the handshake (tunnel/crypto/aead_offer.h,
+// session.h "AEAD negotiation"): two endpoints with different offers agree
+// and exchange data under the choice; a side without the list (an older
+// build, or ChaCha only) speaks exactly the old handshake and gets
+// ChaCha20-Poly1305; an older hub, which drops the longer initiation, is
+// reached without the list; offers with nothing in common never connect.
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "tests/session/session_pair.h"
+#include "tunnel/crypto/aead_offer.h"
+#include "tunnel/session/handshake_messages.h"
+
+namespace egw::tunnel::session::testing {
+namespace {
+
+using crypto::Aead;
+using crypto::AeadList;
+using crypto::CipherSetting;
+
+const AeadList kAutoWithAes = crypto::aead_offer(CipherSetting::automatic, true);
+const AeadList kAutoWithoutAes = crypto::aead_offer(CipherSetting::automatic, false);
+const AeadList kChachaOnly = crypto::aead_offer(CipherSetting::chacha20_poly1305, true);
+const AeadList kAesOnly = crypto::aead_offer(CipherSetting::aes_256_gcm, false);
+
+std::byte pattern(std::uint64_t i) { return static_cast<std::byte>((i * 131 + 7) & 0xff); }
+
+// Connects, then sends `bytes` branch -> hub on one stream; the bytes the
+// hub read intact (any corruption counts as none read).
+std::uint64_t connect_and_transfer(SessionPair& pair, std::uint64_t bytes, Duration for_how_long) {
+  pair.branch_session().connect(pair.now);
+  std::optional<StreamId> id;
+  std::uint64_t written = 0, read = 0;
+  bool corrupt = false;
+  pair.run_for(for_how_long, [&] {
+    Connection* c = pair.branch_session().connection();
+    if (!c || !pair.branch_session().is_up()) return;
+    if (!id) id = c->open_stream(Destination{}, ContentClass::bulk, pair.now);
+    std::array<std::byte, 4096> chunk;
+    while (written < bytes) {
+      const std::size_t n = std::min<std::uint64_t>(chunk.size(), bytes - written);
+      for (std::size_t i = 0; i < n; ++i) chunk[i] = pattern(written + i);
+      const std::size_t w = c->stream_write(*id, std::span(chunk).first(n), pair.now);
+      written += w;
+      if (w < n) break;
+    }
+    SessionPair::events(pair.branch_session());
+    if (Connection* h = pair.hub_session().connection()) {
+      SessionPair::events(pair.hub_session());
+      bool fin = false;
+      while (const std::size_t n = h->stream_read(*id, chunk, &fin, pair.now)) {
+        for (std::size_t i = 0; i < n; ++i) corrupt |= chunk[i] != pattern(read + i);
+        read += n;
+      }
+    }
+  });
+  return corrupt ? 0 : read;
+}
+
+struct Outcome {
+  std::vector<std::size_t> handshake_sizes;  // initiations and responses on the wire, in order
+  std::uint64_t read = 0;
+};
+
+Outcome run(SessionPair& pair, const AeadList& branch, const AeadList& hub,
+            std::function<bool(const WireDatagram&)> hub_accepts = {}, Duration for_how_long = ms(2'000)) {
+  Outcome out;
+  pair.branch_config.aeads = branch;
+  pair.hub_config.aeads = hub;
+  pair.tap = [&](WireDatagram& d) {
+    const auto type = static_cast<std::uint8_t>(d.bytes[0]);
+    if (type == 2 || type == 3) out.handshake_sizes.push_back(d.bytes.size());
+    return !hub_accepts || hub_accepts(d);
+  };
+  pair.start();
+  out.read = connect_and_transfer(pair, 300'000, for_how_long);
+  pair.tap = nullptr;
+  return out;
+}
+
+TEST(AeadNegotiation, BothWithAesInstructionsUseAesGcmAndCarryData) {
+  SessionPair pair;
+  const Outcome o = run(pair, kAutoWithAes, kAutoWithAes);
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(pair.branch_session().aead(), Aead::aes_256_gcm);
+  EXPECT_EQ(pair.hub_session().aead(), Aead::aes_256_gcm);
+  EXPECT_EQ(o.read, 300'000u);
+  EXPECT_EQ(o.handshake_sizes, (std::vector<std::size_t>{kInitiationBytesV3, kResponseBytesV3}));
+}
+
+// The initiator's order wins where the responder accepts both.
+TEST(AeadNegotiation, TheResponderTakesTheInitiatorsFirstChoice) {
+  SessionPair pair;
+  run(pair, AeadList{Aead::chacha20_poly1305, Aead::aes_256_gcm}, kAutoWithAes);
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(pair.branch_session().aead(), Aead::chacha20_poly1305);
+  EXPECT_EQ(pair.hub_session().aead(), Aead::chacha20_poly1305);
+}
+
+// A hub without AES instructions (auto) accepts only ChaCha: the branch's
+// list gets ChaCha in a version-3 reply.
+TEST(AeadNegotiation, AHubWithoutAesInstructionsPicksChaCha) {
+  SessionPair pair;
+  const Outcome o = run(pair, kAutoWithAes, kAutoWithoutAes);
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(pair.branch_session().aead(), Aead::chacha20_poly1305);
+  EXPECT_EQ(pair.hub_session().aead(), Aead::chacha20_poly1305);
+  EXPECT_EQ(o.read, 300'000u);
+  EXPECT_EQ(o.handshake_sizes, (std::vector<std::size_t>{kInitiationBytesV3, kResponseBytesV3}));
+}
+
+// A branch that offers only ChaCha (`cipher: chacha20-poly1305`, or auto
+// without AES instructions) sends no list: byte for byte the version-1
+// handshake of a build before negotiation, which is what an older branch
+// sends to an upgraded hub. The hub with AES answers it in version 1 (the
+// size an older branch requires) under ChaCha.
+TEST(AeadNegotiation, AnInitiatorWithoutTheListGetsChaChaInTheOldHandshake) {
+  for (const AeadList& branch : {kChachaOnly, kAutoWithoutAes}) {
+    SessionPair pair;
+    const Outcome o = run(pair, branch, kAutoWithAes);
+    ASSERT_TRUE(pair.branch_session().is_up());
+    EXPECT_EQ(pair.branch_session().aead(), Aead::chacha20_poly1305);
+    EXPECT_EQ(pair.hub_session().aead(), Aead::chacha20_poly1305);
+    EXPECT_EQ(o.read, 300'000u);
+    EXPECT_EQ(o.handshake_sizes, (std::vector<std::size_t>{kInitiationBytes, kResponseBytes}));
+  }
+}
+
+// An older hub drops the 187-byte initiation as the wrong size (the tap
+// plays its size check): the third initiation goes without the list, and
+// the tunnel comes up under ChaCha.
+TEST(AeadNegotiation, AnOlderHubIsReachedWithoutTheList) {
+  SessionPair pair;
+  // Retries after 1 s and 2 s more (session.h, "Retransmission").
+  const Outcome o = run(
+      pair, kAutoWithAes, kAutoWithAes,
+      [](const WireDatagram& d) { return d.bytes.size() != kInitiationBytesV3; }, ms(4'000));
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(pair.branch_session().aead(), Aead::chacha20_poly1305);
+  EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 3u);
+  EXPECT_EQ(o.read, 300'000u);
+  EXPECT_EQ(o.handshake_sizes,
+            (std::vector<std::size_t>{kInitiationBytesV3, kInitiationBytesV3, kInitiationBytes, kResponseBytes}));
+}
+
+// The next rekey offers the list again: an upgraded hub then gets AES-GCM
+// (and a lost first initiation costs ChaCha only until then).
+TEST(AeadNegotiation, ARekeyOffersTheListAgain) {
+  SessionTimers timers;
+  timers.rekey_after = ms(1'500);
+  SessionPair pair(timers);
+  bool hub_is_old = true;
+  run(
+      pair, kAutoWithAes, kAutoWithAes,
+      [&](const WireDatagram& d) { return !hub_is_old || d.bytes.size() != kInitiationBytesV3; }, ms(4'000));
+  ASSERT_EQ(pair.branch_session().aead(), Aead::chacha20_poly1305);
+  hub_is_old = false;  // the hub "upgraded" (same state: the tap stops dropping)
+  pair.tap = [&](WireDatagram&) { return true; };
+  pair.run_for(ms(2'000), [&] {
+    SessionPair::events(pair.branch_session());
+    SessionPair::events(pair.hub_session());
+  });
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_GE(pair.branch_session().stats().rekeys, 1u);
+  EXPECT_EQ(pair.branch_session().aead(), Aead::aes_256_gcm);
+  EXPECT_EQ(pair.hub_session().aead(), Aead::aes_256_gcm);
+}
+
+// `cipher: aes-256-gcm` on one side, ChaCha only on the other: no handshake
+// completes, whichever side insists, and the hub counts why.
+TEST(AeadNegotiation, NoCommonAeadNeverConnects) {
+  struct Case {
+    AeadList branch, hub;
+  };
+  for (const Case& c : {Case{kAesOnly, kChachaOnly}, Case{kChachaOnly, kAesOnly}}) {
+    SessionPair pair;
+    const Outcome o = run(pair, c.branch, c.hub);
+    EXPECT_FALSE(pair.branch_session().is_up());
+    EXPECT_FALSE(pair.hub_session().is_up());
+    EXPECT_EQ(o.read, 0u);
+    EXPECT_GE(pair.hub_session().stats().aead_mismatches, 1u);
+    EXPECT_EQ(pair.hub_session().stats().handshakes_completed, 0u);
+  }
+}
+
+// Both insisting on AES-GCM works, even without the instructions (slowly).
+TEST(AeadNegotiation, AesOnlyOnBothSidesUsesAesGcm) {
+  SessionPair pair;
+  const Outcome o = run(pair, kAesOnly, kAesOnly);
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(pair.hub_session().aead(), Aead::aes_256_gcm);
+  EXPECT_EQ(o.read, 300'000u);
+}
+
+// A forged data packet under AES-GCM keys is dropped and counted against
+// that key, the connection goes on.
+TEST(AeadNegotiation, ATamperedAesGcmPacketIsDropped) {
+  SessionPair pair;
+  run(pair, kAutoWithAes, kAutoWithAes);
+  ASSERT_EQ(pair.hub_session().aead(), Aead::aes_256_gcm);
+  int tampered = 0;
+  pair.tap = [&](WireDatagram& d) {
+    if (d.bytes[0] == std::byte{1} && d.to == hub_address() && tampered < 3) {  // data packets
+      d.bytes[d.bytes.size() / 2] ^= std::byte{0x40};
+      ++tampered;
+    }
+    return true;
+  };
+  Connection* c = pair.branch_session().connection();
+  const auto id = c->open_stream(Destination{}, ContentClass::bulk, pair.now);
+  ASSERT_TRUE(id);
+  const std::array<std::byte, 3000> data{};
+  ASSERT_EQ(c->stream_write(*id, data, pair.now), data.size());
+  pair.run_for(ms(1'000), [&] {
+    SessionPair::events(pair.branch_session());
+    SessionPair::events(pair.hub_session());
+  });
+  EXPECT_EQ(tampered, 3);
+  EXPECT_EQ(pair.hub_session().protection()->current()->forgeries, 3u);
+  EXPECT_TRUE(pair.hub_session().is_up());
+  EXPECT_EQ(pair.hub_session().connection()->stats().datagrams_forged, 3u);
+}
+
+}  // namespace
+}  // namespace egw::tunnel::session::testing
