@@ -164,7 +164,18 @@ TEST(AeadNegotiation, ARekeyOffersTheListAgain) {
   ASSERT_TRUE(pair.branch_session().is_up());
   EXPECT_GE(pair.branch_session().stats().rekeys, 1u);
   EXPECT_EQ(pair.branch_session().aead(), Aead::aes_256_gcm);
+  // The hub seals with the new keys once a packet under them arrived.
+  Connection* c = pair.branch_session().connection();
+  const auto id = c->open_stream(Destination{}, ContentClass::bulk, pair.now);
+  ASSERT_TRUE(id);
+  const std::array<std::byte, 3000> data{};
+  ASSERT_EQ(c->stream_write(*id, data, pair.now), data.size());
+  pair.run_for(ms(200), [&] {
+    SessionPair::events(pair.branch_session());
+    SessionPair::events(pair.hub_session());
+  });
   EXPECT_EQ(pair.hub_session().aead(), Aead::aes_256_gcm);
+  EXPECT_TRUE(pair.hub_session().is_up());
 }
 
 // `cipher: aes-256-gcm` on one side, ChaCha only on the other: no handshake
