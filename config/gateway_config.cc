@@ -131,17 +131,9 @@ class Loader {
   // The data-phase AEAD (tunnel/crypto/aead_offer.h): auto prefers AES-256-GCM
   // when this CPU has AES instructions and the peer's does too.
   void cipher(const YAML::Node& root, GatewayConfig& c) {
-    using tunnel::crypto::CipherSetting;
-    const std::string text = r_.string_or(root, "cipher", "cipher", "auto");
-    if (text == "auto") {
-      c.cipher = CipherSetting::automatic;
-    } else if (text == "chacha20-poly1305") {
-      c.cipher = CipherSetting::chacha20_poly1305;
-    } else if (text == "aes-256-gcm") {
-      c.cipher = CipherSetting::aes_256_gcm;
-    } else {
-      r_.fail(root["cipher"], "cipher", "expected auto, chacha20-poly1305 or aes-256-gcm");
-    }
+    const auto setting = tunnel::crypto::parse_cipher_setting(r_.string_or(root, "cipher", "cipher", "auto"));
+    if (!setting) r_.fail(root["cipher"], "cipher", std::string("expected ") + tunnel::crypto::kCipherSettingChoices);
+    c.cipher = *setting;
     c.endpoint.aeads = tunnel::crypto::aead_offer(c.cipher, tunnel::crypto::cpu_has_aes_gcm_instructions());
   }
 

@@ -11,6 +11,13 @@ std::string AeadList::to_string() const {
   return out;
 }
 
+std::optional<CipherSetting> parse_cipher_setting(std::string_view text) {
+  if (text == "auto") return CipherSetting::automatic;
+  if (text == "chacha20-poly1305") return CipherSetting::chacha20_poly1305;
+  if (text == "aes-256-gcm") return CipherSetting::aes_256_gcm;
+  return std::nullopt;
+}
+
 AeadList aead_offer(CipherSetting setting, bool cpu_has_aes) {
   switch (setting) {
     case CipherSetting::chacha20_poly1305: return {Aead::chacha20_poly1305};

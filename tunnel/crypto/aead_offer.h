@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "tunnel/crypto/aead.h"
 
@@ -61,6 +62,10 @@ struct AeadList {
   }
   std::string to_string() const;  // "aes-256-gcm,chacha20-poly1305"
 };
+
+// The config's spelling: "auto", "chacha20-poly1305", "aes-256-gcm".
+std::optional<CipherSetting> parse_cipher_setting(std::string_view text);
+inline constexpr const char* kCipherSettingChoices = "auto, chacha20-poly1305 or aes-256-gcm";
 
 // This side's list for a setting on a CPU with or without AES instructions.
 AeadList aead_offer(CipherSetting setting, bool cpu_has_aes);
