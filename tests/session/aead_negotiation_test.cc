@@ -79,6 +79,32 @@ Outcome run(SessionPair& pair, const AeadList& branch, const AeadList& hub,
   return out;
 }
 
+// Version 3 of the transport parameters: version 2's fields and the four
+// AEAD slots, 42 bytes exactly; versions 1 and 2 unchanged.
+TEST(AeadNegotiation, TransportParametersVersion3RoundTrip) {
+  TransportParameters p;
+  p.version = TransportParameters::kVersion3;
+  p.max_receive_rate_bps = 95'000'000;
+  p.aeads = crypto::encode_aead_list({Aead::aes_256_gcm, Aead::chacha20_poly1305});
+  const auto encoded = encode_transport_parameters(p);
+  ASSERT_EQ(encoded.size, 42u);
+  EXPECT_EQ(encoded.span()[38], std::byte{2});
+  EXPECT_EQ(encoded.span()[39], std::byte{1});
+  const auto decoded = decode_transport_parameters(encoded.span());
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(*decoded, p);
+  EXPECT_FALSE(decode_transport_parameters(encoded.span().first(41)));  // exact size per version
+  auto v4 = encoded;
+  v4.bytes[0] = std::byte{4};
+  std::string why;
+  EXPECT_FALSE(decode_transport_parameters(v4.span(), &why));
+  EXPECT_EQ(why, "unknown version");
+  TransportParameters v1;  // no slots in older versions
+  EXPECT_EQ(encode_transport_parameters(v1).size, 30u);
+  v1.version = TransportParameters::kVersion2;
+  EXPECT_EQ(encode_transport_parameters(v1).size, 38u);
+}
+
 TEST(AeadNegotiation, BothWithAesInstructionsUseAesGcmAndCarryData) {
   SessionPair pair;
   const Outcome o = run(pair, kAutoWithAes, kAutoWithAes);
