@@ -204,6 +204,50 @@ TEST(AeadNegotiation, ARekeyOffersTheListAgain) {
   EXPECT_TRUE(pair.hub_session().is_up());
 }
 
+// Key usage counts both directions: in a download the hub seals almost
+// every packet under keys only the branch can replace (the hub never
+// initiates), so the branch rekeys when the packets it *opened* under the
+// current keys reach the limit (AES-GCM's 2^23; here rekey_after_packets),
+// not only those it sealed (its ACKs, a fraction).
+TEST(AeadNegotiation, TheBranchRekeysWhenTheHubsPacketsReachTheLimit) {
+  SessionTimers timers;
+  timers.rekey_after_packets = 1'500;
+  SessionPair pair(timers);
+  pair.branch_config.aeads = kAutoWithAes;
+  pair.hub_config.aeads = kAutoWithAes;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(ms(50));
+  ASSERT_TRUE(pair.branch_session().is_up());
+  Connection* c = pair.branch_session().connection();
+  const auto id = c->open_stream(Destination{}, ContentClass::bulk, pair.now);
+  ASSERT_TRUE(id);
+  ASSERT_EQ(c->stream_write(*id, std::array<std::byte, 10>{}, pair.now), 10u);
+  std::uint64_t sent = 0, read = 0;
+  std::array<std::byte, 16384> chunk{};
+  pair.run_for(ms(3'000), [&] {
+    SessionPair::events(pair.branch_session());
+    SessionPair::events(pair.hub_session());
+    Connection* h = pair.hub_session().connection();
+    Connection* b = pair.branch_session().connection();
+    if (!h || !b) return;
+    bool fin = false;
+    while (h->stream_read(*id, chunk, &fin, pair.now) > 0) {}
+    while (sent < 4'000'000) {  // ~2,800 full packets hub -> branch
+      const std::size_t w = h->stream_write(*id, chunk, pair.now);
+      sent += w;
+      if (w < chunk.size()) break;
+    }
+    while (const std::size_t n = b->stream_read(*id, chunk, &fin, pair.now)) read += n;
+  });
+  EXPECT_GE(read, 4'000'000u);
+  const Keypair* keys = pair.branch_session().protection()->current();
+  ASSERT_TRUE(keys);
+  EXPECT_LT(keys->packets_sealed + 100, timers.rekey_after_packets) << "the branch sealed as many: no test";
+  EXPECT_GE(pair.branch_session().stats().rekeys, 1u);
+  EXPECT_EQ(pair.branch_session().aead(), Aead::aes_256_gcm);
+}
+
 // `cipher: aes-256-gcm` on one side, ChaCha only on the other: no handshake
 // completes, whichever side insists, and the hub counts why.
 TEST(AeadNegotiation, NoCommonAeadNeverConnects) {

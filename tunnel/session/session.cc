@@ -430,10 +430,12 @@ void Session::on_timeout(Instant now) {
       return;
     }
     if (initiator_ && !pending_ && current && !connection_->is_closed()) {
-      // AES-GCM keys also at its confidentiality limit (2^23 packets).
+      // By packets in either direction (the responder never rekeys, and in
+      // a download seals nearly all of them); AES-GCM keys also at its
+      // confidentiality limit (2^23 packets).
       const bool old = now - current->created_at >= timers_.rekey_after ||
-                       current->packets_sealed >= std::min(timers_.rekey_after_packets,
-                                                           crypto::aead_confidentiality_limit(current->aead()));
+                       std::max(current->packets_sealed, current->packets_opened) >=
+                           std::min(timers_.rekey_after_packets, crypto::aead_confidentiality_limit(current->aead()));
       // Silent: nothing heard for silence_rekey_after, and a packet that
       // needed an answer has had about three PTOs (retire_delay) to get one.
       const bool silent = unanswered_since_ && now - last_authenticated_receive_ >= timers_.silence_rekey_after &&

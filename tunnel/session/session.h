@@ -57,7 +57,9 @@
 // ChaCha20-Poly1305): a new branch reaches an old hub a retry later, and
 // the next rekey tries the list again. Dropping initiations can thus force
 // ChaCha20-Poly1305, never anything weaker. AES-GCM keys are replaced after
-// 2^23 packets (its confidentiality limit, RFC 9001 6.6) by a rekey.
+// 2^23 packets (its confidentiality limit, RFC 9001 6.6) by a rekey, counted
+// in either direction (the hub never rekeys: the branch counts the packets
+// it opened under the current keys as well as those it sealed).
 #pragma once
 
 #include <deque>

@@ -31,6 +31,7 @@ std::optional<std::span<std::byte>> SessionProtection::open(PacketNumber number,
     return std::nullopt;
   }
   last_opened_ = keys;
+  ++keys->packets_opened;
   return packet.first(packet.size() - overhead());
 }
 

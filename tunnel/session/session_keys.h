@@ -51,6 +51,9 @@ struct Keypair {
   crypto::AeadKey receive;
   Instant created_at;
   std::uint64_t packets_sealed = 0;
+  // Opened successfully: what the peer sealed under its half of this pair,
+  // near enough (the initiator rekeys on either count: session.h).
+  std::uint64_t packets_opened = 0;
   std::uint64_t forgeries = 0;  // failed opens with these keys
 };
 
