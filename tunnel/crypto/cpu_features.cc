@@ -18,9 +18,10 @@ namespace {
 constexpr std::uint64_t kIa32capAes = std::uint64_t{1} << (32 + 25);
 constexpr std::uint64_t kIa32capPclmul = std::uint64_t{1} << (32 + 1);
 
-// OPENSSL_ia32cap="~0x200000000000000" and the like switch OpenSSL's use of
-// the instructions off; honour its first word the way OpenSSL reads it
-// (a value replaces the vector, "~value" clears its bits).
+// OPENSSL_ia32cap="~0x200000200000000" and the like switch OpenSSL's use of
+// the instructions off; honour its first word as OpenSSL reads it ("~value"
+// clears those bits; a plain value is the vector OpenSSL then uses, so a
+// bit it leaves out is off).
 std::uint64_t apply_openssl_mask(std::uint64_t caps) {
   const char* env = std::getenv("OPENSSL_ia32cap");
   if (env == nullptr || *env == '\0') return caps;
