@@ -119,8 +119,10 @@ class Server final : public proxy::SessionHandler {
   void on_stream_closed(const tunnel::StreamClosed& e, Instant) override { streams_.erase(e.id); }
   void on_stream_reset(const tunnel::StreamReset& e, Instant) override { streams_.erase(e.id); }
   void on_session_up(Session& s, Instant) override {
-    std::fprintf(stderr, "tunnel_perf serve: session with %s up (%s)\n", s.peer().name.c_str(),
-                 s.address().to_string().c_str());
+    const auto aead = s.aead();
+    std::fprintf(stderr, "tunnel_perf serve: session with %s up (%s, %s)\n", s.peer().name.c_str(),
+                 s.address().to_string().c_str(),
+                 aead ? std::string(tunnel::crypto::aead_name(*aead)).c_str() : "no keys");
   }
   void on_session_down(Session& s, const std::string& reason, Instant) override {
     std::fprintf(stderr, "tunnel_perf serve: session with %s down: %s\n", s.peer().name.c_str(), reason.c_str());
@@ -227,6 +229,10 @@ class Client final : public proxy::SessionHandler {
     Clock::time_point sent_at;
   };
   Connection* conn() { return socket_.endpoint().session(0).connection(); }
+  std::string cipher() {
+    const auto aead = socket_.endpoint().session(0).aead();
+    return aead ? std::string(tunnel::crypto::aead_name(*aead)) : "no keys";
+  }
   void fill(StreamId id, Instant now) {
     State& s = streams_[id];
     while (!s.finished && Clock::now() < deadline_) {
@@ -256,9 +262,10 @@ class Client final : public proxy::SessionHandler {
     const auto c = conn()->stats();
     std::fprintf(stderr,
                  "tunnel_perf: sent %" PRIu64 " datagrams (%" PRIu64 " send errors), received %" PRIu64
-                 "; lost %" PRIu64 " packets in %" PRIu64 " loss rounds; cwnd %" PRIu64 " B, srtt %lld us; datagram %" PRIu64 " B\n",
+                 "; lost %" PRIu64 " packets in %" PRIu64 " loss rounds; cwnd %" PRIu64 " B, srtt %lld us; datagram %" PRIu64 " B; %s\n",
                  t.datagrams_sent, t.send_errors, t.datagrams_received, c.ensemble.packets_lost,
-                 c.ensemble.loss_rounds, c.ensemble.cwnd_bytes, static_cast<long long>(c.ensemble.srtt.count()), c.pmtu_bytes);
+                 c.ensemble.loss_rounds, c.ensemble.cwnd_bytes, static_cast<long long>(c.ensemble.srtt.count()), c.pmtu_bytes,
+                 cipher().c_str());
   }
   void finish_bulk() {
     print_stats();

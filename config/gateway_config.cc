@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "config/bit_rate.h"
+#include "tunnel/crypto/cpu_features.h"
 #include "tunnel/crypto/wg_key.h"
 
 namespace egw::config {
@@ -36,7 +37,7 @@ class Loader {
   explicit Loader(const Reader& r) : r_(r) {}
 
   GatewayConfig load(const YAML::Node& root) {
-    r_.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "peers",
+    r_.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "cipher", "peers",
                             "interception", "ensemble", "scheduler", "classify", "temporal_cache",
                             "limits", "log_level", "metrics_listen", "status_socket", "user",
                             "handshake_state_file"});
@@ -124,6 +125,16 @@ class Loader {
     // A PING after 5 s of silence, so a dead peer is noticed within
     // SessionTimers::dead_peer_after (15 s) and its clients get resets.
     c.endpoint.connection.keep_alive_interval = ms(5'000);
+    cipher(root, c);
+  }
+
+  // The data-phase AEAD (tunnel/crypto/aead_offer.h): auto prefers AES-256-GCM
+  // when this CPU has AES instructions and the peer's does too.
+  void cipher(const YAML::Node& root, GatewayConfig& c) {
+    const auto setting = tunnel::crypto::parse_cipher_setting(r_.string_or(root, "cipher", "cipher", "auto"));
+    if (!setting) r_.fail(root["cipher"], "cipher", std::string("expected ") + tunnel::crypto::kCipherSettingChoices);
+    c.cipher = *setting;
+    c.endpoint.aeads = tunnel::crypto::aead_offer(c.cipher, tunnel::crypto::cpu_has_aes_gcm_instructions());
   }
 
   void peers(const YAML::Node& root, GatewayConfig& c) {
@@ -428,6 +439,8 @@ void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector
   if (a.endpoint.connection.max_receive_datagram_bytes != b.endpoint.connection.max_receive_datagram_bytes) {
     out.push_back("max_datagram_bytes");
   }
+  // Offered in the next handshake: a restart applies it.
+  if (a.endpoint.aeads != b.endpoint.aeads) out.push_back("cipher");
   ensemble_changes(a.endpoint.connection.ensemble, b.endpoint.connection.ensemble, out);
   // Told to the peer in the handshake: the next connection carries it.
   if (a.endpoint.connection.max_receive_rate_bps != b.endpoint.connection.max_receive_rate_bps) {

@@ -93,6 +93,8 @@ struct GatewayConfig {
   std::string path;  // the file it came from
   bool is_hub = false;
   std::string tunnel_listen;  // "0.0.0.0:51900"; branch: may be empty (any port)
+  // `cipher`; endpoint.aeads is what it means on this CPU.
+  tunnel::crypto::CipherSetting cipher = tunnel::crypto::CipherSetting::automatic;
   tunnel::session::EndpointConfig endpoint;  // keys, peers, connection and ensemble settings
   InterceptionConfig interception;           // branch only
   congestion::TemporalCacheConfig cache;

@@ -64,7 +64,9 @@ struct Gateway::Peer final : SessionHandler {
   }
   void on_session_up(Session& s, Instant) override {
     ++handshakes;
-    spdlog::info("tunnel to {} up ({})", s.peer().name, address_text(s));
+    const auto aead = s.aead();
+    spdlog::info("tunnel to {} up ({}, {})", s.peer().name, address_text(s),
+                 aead ? tunnel::crypto::aead_name(*aead) : std::string_view("no keys"));
     std::deque<std::shared_ptr<Relay>> ready;
     ready.swap(waiting_for_tunnel);
     for (auto& r : ready) gateway.open_stream(r);

@@ -48,6 +48,9 @@ GatewaySnapshot Gateway::snapshot() const {
     e.key = session.peer().name;
     e.peer_address = Peer::address_text(session);
     e.handshakes = session.stats().handshakes_completed;  // rekeys included
+    if (const auto aead = session.aead()) e.cipher = std::string(tunnel::crypto::aead_name(*aead));
+    e.ciphers_offered = session.aeads().to_string();
+    s.handshake_aead_mismatches += session.stats().aead_mismatches;
     e.streams_total = p->streams_total;
     e.bytes_by_class = p->bytes_by_class_closed;
     // Counters: over every connection the session has had, so that they do

@@ -37,6 +37,10 @@ struct EnsembleSnapshot {
   std::string key;           // the ensemble (cache) key
   bool up = false;           // a keyed connection is live
   std::string peer_address;  // "203.0.113.7:51900"
+  // The data AEAD of the keys in use ("aes-256-gcm", "chacha20-poly1305";
+  // empty before the first handshake), and what this side offers.
+  std::string cipher;
+  std::string ciphers_offered;  // "aes-256-gcm,chacha20-poly1305"
   // Congestion state (the live ensemble's, or the last one's).
   std::uint64_t cwnd_bytes = 0;
   std::uint64_t ssthresh_bytes = 0;  // kNoSsthresh: still in the first slow start
@@ -104,6 +108,8 @@ struct GatewaySnapshot {
   // under_load_initiations_per_second passed mac1).
   std::uint64_t initiations_processed = 0;
   std::uint64_t cookie_replies_sent = 0;
+  // Handshakes dropped for want of a common AEAD (`cipher` on both sides).
+  std::uint64_t handshake_aead_mismatches = 0;
   std::uint64_t cache_hits = 0;    // ensembles resumed from the temporal cache
   std::uint64_t cache_misses = 0;  // ensembles that started from slow start
   std::uint64_t cache_entries = 0;

@@ -119,6 +119,9 @@ constexpr GatewayMetric kGatewayMetrics[] = {
      [](const GatewaySnapshot& g) { return double(g.initiations_processed); }},
     {"egw_cookie_replies_total", "Handshake initiations answered with a cookie instead (under load).", kCounter,
      [](const GatewaySnapshot& g) { return double(g.cookie_replies_sent); }},
+    {"egw_handshake_aead_mismatches_total",
+     "Handshakes dropped because the two sides' `cipher` settings have no AEAD in common.", kCounter,
+     [](const GatewaySnapshot& g) { return double(g.handshake_aead_mismatches); }},
     {"egw_tunnel_send_blocked_total",
      "Times the tunnel socket's send buffer was full: the unsent datagrams waited for room, in order.", kCounter,
      [](const GatewaySnapshot& g) { return double(g.tunnel_send_blocked); }},
@@ -214,6 +217,11 @@ std::vector<pm::MetricFamily> metric_families(const GatewaySnapshot& s) {
   for (const auto& m : kEnsembleMetrics) {
     auto& family = add_family(families, m.name, m.help, m.type);
     for (const auto& e : s.ensembles) add_sample(family, m.value(e), {{"peer", e.peer}, {"key", e.key}});
+  }
+  auto& cipher = add_family(families, "egw_tunnel_cipher",
+                            "Always 1; the data AEAD the peer's current keys use as a label.", kGauge);
+  for (const auto& e : s.ensembles) {
+    if (!e.cipher.empty()) add_sample(cipher, 1, {{"peer", e.peer}, {"key", e.key}, {"cipher", e.cipher}});
   }
   add_stream_families(families, s);
   return families;

@@ -97,6 +97,9 @@ void header(std::string& out, const GatewaySnapshot& s) {
     out += "  handshake initiations: " + number(s.initiations_processed) + " processed, " +
            number(s.cookie_replies_sent) + " answered with a cookie\n";
   }
+  if (s.handshake_aead_mismatches) {
+    out += "  handshakes without a common cipher: " + number(s.handshake_aead_mismatches) + "\n";
+  }
   out += "  temporal cache: " + number(s.cache_entries) + " entries, " + number(s.cache_hits) + " hits, " +
          number(s.cache_misses) + " misses; config reloads: " + number(s.config_reloads) + " (" +
          number(s.config_reload_failures) + " failed)\n";
@@ -133,12 +136,13 @@ void ensembles(std::string& out, const GatewaySnapshot& s) {
   if (s.rate_window_seconds > 0) {
     out += "rates: bytes/s per class over the last " + format("%.1f", s.rate_window_seconds) + " s\n";
   }
-  Table table({"PEER", "KEY", "STATE", "ADDRESS", "LAW", "CWND", "SSTHRESH", "SRTT", "INFLIGHT", "LOST/SENT",
+  Table table({"PEER", "KEY", "STATE", "ADDRESS", "CIPHER", "LAW", "CWND", "SSTHRESH", "SRTT", "INFLIGHT", "LOST/SENT",
                "LOSS ROUNDS", "STREAMS html/script/image/bulk", "RATE html/script/image/bulk"});
   for (const auto& e : s.ensembles) {
     std::string streams;
     for (int c = 0; c < kContentClassCount; ++c) streams += (c ? "/" : "") + number(e.streams_by_class[c]);
     table.add({e.peer, e.key, e.up ? "up" : "down", e.peer_address.empty() ? "-" : e.peer_address,
+               e.cipher.empty() ? std::string("-") : e.cipher,
                e.law_state.empty() ? std::string("-") : e.law_state, bytes(e.cwnd_bytes), e.ssthresh_bytes >= kNoSsthresh ? std::string("-") : bytes(e.ssthresh_bytes), milliseconds(e.srtt_seconds),
                bytes(e.bytes_in_flight), number(e.packets_lost) + "/" + number(e.packets_sent),
                number(e.loss_rounds), streams, class_rates(s, e)});

@@ -4,6 +4,7 @@
 
 
 #include "proxy/tunnel_socket.h"
+#include "tunnel/crypto/cpu_features.h"
 #include "tunnel/crypto/wg_key.h"
 
 namespace egw::proxy {
@@ -41,7 +42,7 @@ std::variant<boost::asio::ip::udp::endpoint, std::string> parse_udp_endpoint(con
 
 std::variant<TunnelConfig, std::string> load_tunnel_config(const std::string& path) {
   return config::load_yaml<TunnelConfig>(path, [](const Reader& r, const YAML::Node& root) {
-    r.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "peers"});
+    r.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "cipher", "peers"});
     TunnelConfig c;
     const std::string role = r.string(root, "role", "role");
     if (role != "branch" && role != "hub") r.fail(root["role"], "role", "expected 'branch' or 'hub'");
@@ -55,6 +56,10 @@ std::variant<TunnelConfig, std::string> load_tunnel_config(const std::string& pa
     } else if (c.is_hub) {
       r.fail(root, "listen", "missing (a hub must listen on a known port)");
     }
+    // The data AEAD, as the gateway's config has it (docs/config.md).
+    const auto cipher = tunnel::crypto::parse_cipher_setting(r.string_or(root, "cipher", "cipher", "auto"));
+    if (!cipher) r.fail(root["cipher"], "cipher", std::string("expected ") + tunnel::crypto::kCipherSettingChoices);
+    c.endpoint.aeads = tunnel::crypto::aead_offer(*cipher, tunnel::crypto::cpu_has_aes_gcm_instructions());
     // Datagrams start at 1,200 bytes (every path carries them) and DPLPMTUD
     // probes up to max_datagram_bytes, which is also the most we accept.
     ByteCount ceiling = 1472;  // UDP payload of a 1500-byte IPv4 path

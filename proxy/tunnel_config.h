@@ -6,6 +6,7 @@
 //   listen: 0.0.0.0:51900          # hub: required; branch: optional (any port)
 //   max_datagram_bytes: 1472       # optional: UDP payload we accept and probe up to
 //                                  # (DPLPMTUD from 1200; 1200..2000, default 1472)
+//   cipher: auto                   # optional: data AEAD (auto | chacha20-poly1305 | aes-256-gcm)
 //   peers:
 //     - name: hub                  # optional, for logs
 //       public_key: <wg pubkey output>

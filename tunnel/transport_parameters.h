@@ -11,11 +11,17 @@
 //     initial_max_streams u32 | max_datagram_bytes u16 | idle_timeout_ms u32 |
 //     max_ack_delay_ms u16 | flags u8
 //   version 2 (kEncodedBytesV2 = 38): version 1's fields | max_receive_rate_bps u64
+//   version 3 (kEncodedBytesV3 = 42): version 2's fields | aeads [4] u8
 // Compatibility: a side sends version 2 only when it has a rate to tell
 // (ensemble.max_rate configured), and a responder answers in the version of
 // the initiation, so a gateway without max_rate speaks exactly version 1 and
 // an older peer never sees version 2 unless its peer set max_rate (an older
 // hub drops such an initiation as the wrong size: upgrade hubs first).
+// Version 3 carries the data-phase AEADs (tunnel/crypto/aead_offer.h): an
+// initiator sends it only when it offers more than ChaCha20-Poly1305, and
+// a responder answers a version-3 initiation in version 3 with its choice.
+// An older hub drops it as the wrong size; the initiator then retries
+// without the list (session.h, "AEAD negotiation").
 #pragma once
 
 #include <array>
@@ -32,14 +38,19 @@ namespace egw::tunnel {
 struct TransportParameters {
   static constexpr std::uint8_t kVersion = 1;   // the base encoding
   static constexpr std::uint8_t kVersion2 = 2;  // + max_receive_rate_bps
+  static constexpr std::uint8_t kVersion3 = 3;  // + aeads
   static constexpr std::size_t kEncodedBytes = 1 + 8 + 8 + 4 + 2 + 4 + 2 + 1;  // = 30 (v1)
   static constexpr std::size_t kEncodedBytesV1 = kEncodedBytes;
   static constexpr std::size_t kEncodedBytesV2 = kEncodedBytes + 8;  // = 38
+  static constexpr std::size_t kAeadSlots = 4;
+  static constexpr std::size_t kEncodedBytesV3 = kEncodedBytesV2 + kAeadSlots;  // = 42
   static constexpr std::size_t encoded_bytes(std::uint8_t version) {
-    return version >= kVersion2 ? kEncodedBytesV2 : kEncodedBytesV1;
+    return version >= kVersion3   ? kEncodedBytesV3
+           : version >= kVersion2 ? kEncodedBytesV2
+                                  : kEncodedBytesV1;
   }
 
-  // The encoding sent (and, decoded, the one received): 1 or 2.
+  // The encoding sent (and, decoded, the one received): 1, 2 or 3.
   std::uint8_t version = kVersion;
 
   // Bytes the peer may send on each stream *we* receive before our first
@@ -66,20 +77,26 @@ struct TransportParameters {
   // whole datagrams (its ensemble.max_rate.down; 0: none). The peer sends
   // to us at most min(its own max_rate.up, this). Version 1: always 0.
   std::uint64_t max_receive_rate_bps = 0;
+  // Version 3: AEAD ids (crypto::Aead), zero after the last. An initiation
+  // lists what the initiator supports, most preferred first; a response
+  // names the responder's choice in slot 0. Versions 1 and 2: none, which
+  // means ChaCha20-Poly1305.
+  std::array<std::uint8_t, kAeadSlots> aeads{};
 
   bool operator==(const TransportParameters&) const = default;
 };
 
-// The encoding of params.version (version 1 leaves max_receive_rate_bps out).
+// The encoding of params.version (version 1 leaves max_receive_rate_bps out,
+// versions 1 and 2 the aeads).
 struct EncodedTransportParameters {
-  std::array<std::byte, TransportParameters::kEncodedBytesV2> bytes{};
+  std::array<std::byte, TransportParameters::kEncodedBytesV3> bytes{};
   std::size_t size = 0;
   std::span<const std::byte> span() const { return std::span(bytes).first(size); }
 };
 EncodedTransportParameters encode_transport_parameters(const TransportParameters& params);
 
 // nullopt (with *error set when given) unless the block is exactly the
-// length of its version (1 or 2), and every value in range:
+// length of its version (1, 2 or 3), and every value in range:
 // max_datagram_bytes >= 1200, max_ack_delay_ms < 16384, idle_timeout_ms > 0,
 // no unknown flag bits.
 std::optional<TransportParameters> decode_transport_parameters(std::span<const std::byte> bytes,

@@ -1,5 +1,6 @@
-// ChaChaPolyKey: in-place seal/open, forgeries rejected, and no allocation on
-// the transport path (OpenSSL's allocator hooked before its first use).
+// ChaChaPolyKey and AeadKey with AES-256-GCM: in-place seal/open, known
+// answers, forgeries rejected, and no allocation on the transport path
+// (OpenSSL's allocator hooked before its first use).
 #include <gtest/gtest.h>
 #include <openssl/crypto.h>
 
@@ -109,6 +110,103 @@ TEST(CryptoChaChaPolyKey, SealAndOpenDoNotAllocate) {
     ASSERT_FALSE(aead.open(counter, ad, forged));  // the failure path too
   }
   EXPECT_EQ(openssl_allocations.load() - before, 0);
+}
+
+// AES-256-GCM: the GCM specification's test cases 14 and 16 (McGrew and
+// Viega, AES-256, 96-bit IV), sealed and opened in place.
+TEST(CryptoAesGcmKey, KnownAnswers) {
+  struct Vector {
+    const char *key, *iv, *ad, *plaintext, *ciphertext, *tag;
+  };
+  const Vector vectors[] = {
+      {"0000000000000000000000000000000000000000000000000000000000000000", "000000000000000000000000", "",
+       "00000000000000000000000000000000", "cea7403d4d606b6e074ec5d3baf39d18", "d0d1c8a799996bf0265b98b5d48ab919"},
+      {"feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888",
+       "feedfacedeadbeeffeedfacedeadbeefabaddad2",
+       "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de6"
+       "57ba637b39",
+       "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a"
+       "0abcc9f662",
+       "76fc6ece0f4e1768cddf8853bb2d551b"},
+  };
+  for (const Vector& v : vectors) {
+    AeadKey aead(Aead::aes_256_gcm, key_from_hex(v.key));
+    const auto iv = test::from_hex(v.iv);
+    std::uint8_t nonce[AeadKey::kNonceBytes];
+    std::copy(iv.begin(), iv.end(), nonce);
+    const auto ad = test::from_hex(v.ad);
+    auto packet = test::from_hex(v.plaintext);
+    packet.resize(packet.size() + AeadKey::kTagBytes);
+    aead.seal_with_nonce(nonce, std::as_bytes(std::span(ad)), std::as_writable_bytes(std::span(packet)));
+    EXPECT_EQ(test::to_hex(packet), std::string(v.ciphertext) + v.tag);
+    ASSERT_TRUE(aead.open_with_nonce(nonce, std::as_bytes(std::span(ad)), std::as_writable_bytes(std::span(packet))));
+    EXPECT_EQ(test::to_hex(std::span(packet).first(packet.size() - AeadKey::kTagBytes)), v.plaintext);
+  }
+}
+
+// The Noise AESGCM nonce (§12.4): 32 zero bits, the counter big-endian;
+// ChaChaPoly's is little-endian (§12.3).
+TEST(CryptoAesGcmKey, NoiseNonceIsBigEndian) {
+  std::uint8_t n[AeadKey::kNonceBytes];
+  AeadKey::nonce(Aead::aes_256_gcm, 0x0102030405060708ULL, n);
+  EXPECT_EQ(test::to_hex(n), "000000000102030405060708");
+  AeadKey::nonce(Aead::chacha20_poly1305, 0x0102030405060708ULL, n);
+  EXPECT_EQ(test::to_hex(n), "000000000807060504030201");
+}
+
+TEST(CryptoAesGcmKey, RoundTripTamperAndCrossCipherRejected) {
+  AeadKey sender(Aead::aes_256_gcm, kKey);
+  AeadKey receiver(Aead::aes_256_gcm, kKey);
+  const std::byte ad[] = {std::byte{9}, std::byte{8}};
+  for (const std::size_t size : {0, 1, 16, 17, 1400, 65519}) {
+    std::vector<std::byte> packet(size + AeadKey::kTagBytes);
+    for (std::size_t i = 0; i < size; ++i) packet[i] = std::byte(i * 7);
+    sender.seal(42, ad, packet);
+    ASSERT_TRUE(receiver.open(42, ad, packet)) << size;
+    for (std::size_t i = 0; i < size; ++i) ASSERT_EQ(packet[i], std::byte(i * 7)) << size;
+  }
+  std::vector<std::byte> good(40 + AeadKey::kTagBytes);
+  sender.seal(7, ad, good);
+  for (std::size_t i = 0; i < good.size(); ++i) {  // every ciphertext and tag byte
+    std::vector<std::byte> packet = good;
+    packet[i] ^= std::byte{0x01};
+    EXPECT_FALSE(receiver.open(7, ad, packet)) << i;
+  }
+  std::vector<std::byte> packet = good;
+  EXPECT_FALSE(receiver.open(8, ad, packet));  // another counter
+  packet = good;
+  EXPECT_FALSE(receiver.open(7, {}, packet));  // other AD
+  packet = good;
+  ChaChaPolyKey chacha(kKey);  // same key, the other AEAD
+  EXPECT_FALSE(chacha.open(7, ad, packet));
+  packet = good;
+  EXPECT_TRUE(receiver.open(7, ad, packet));  // still opens after the failures
+}
+
+TEST(CryptoAesGcmKey, SealAndOpenDoNotAllocate) {
+  ASSERT_TRUE(hooks_installed) << "CRYPTO_set_mem_functions failed: OpenSSL allocated before main";
+  AeadKey aead(Aead::aes_256_gcm, kKey);
+  std::vector<std::byte> packet(1400 + AeadKey::kTagBytes);
+  const std::byte ad[16] = {};
+  aead.seal(0, ad, packet);  // warm up
+  ASSERT_TRUE(aead.open(0, ad, packet));
+  std::vector<std::byte> forged = packet;
+  const long before = openssl_allocations.load();
+  for (std::uint64_t counter = 1; counter < 1000; ++counter) {
+    aead.seal(counter, ad, packet);
+    ASSERT_TRUE(aead.open(counter, ad, packet));
+    forged[3] ^= std::byte{1};
+    ASSERT_FALSE(aead.open(counter, ad, forged));
+  }
+  EXPECT_EQ(openssl_allocations.load() - before, 0);
+}
+
+TEST(CryptoAead, UsageLimitsPerRfc9001) {
+  EXPECT_EQ(aead_confidentiality_limit(Aead::aes_256_gcm), std::uint64_t{1} << 23);
+  EXPECT_EQ(aead_integrity_limit(Aead::aes_256_gcm), std::uint64_t{1} << 52);
+  EXPECT_EQ(aead_integrity_limit(Aead::chacha20_poly1305), std::uint64_t{1} << 36);
+  EXPECT_EQ(aead_name(Aead::aes_256_gcm), "aes-256-gcm");
+  EXPECT_EQ(aead_name(Aead::chacha20_poly1305), "chacha20-poly1305");
 }
 
 }  // namespace

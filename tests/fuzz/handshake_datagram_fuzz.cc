@@ -46,9 +46,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Past mac1 (which random bytes never pass): for initiation- and
   // response-sized inputs whose 2nd byte is odd, write the valid mac1, so
   // the cookie path and Noise message 1 get fuzzed too.
-  // Both transport-parameter versions' sizes.
+  // Every transport-parameter version's sizes.
   const bool handshake_sized = size == kInitiationBytes || size == kResponseBytes ||
-                               size == kInitiationBytesV2 || size == kResponseBytesV2;
+                               size == kInitiationBytesV2 || size == kResponseBytesV2 ||
+                               size == kInitiationBytesV3 || size == kResponseBytesV3;
   if (handshake_sized && size > 1 && (data[1] & 1)) {
     const std::size_t mac1_at = size - 2 * kMacBytes;
     const Mac mac1 = truncated_mac(f.endpoint->identity().mac1_key,

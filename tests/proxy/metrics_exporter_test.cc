@@ -56,6 +56,7 @@ GatewaySnapshot snapshot() {
   e.streams_by_class[static_cast<int>(ContentClass::html)] = 2;
   e.bytes_by_class[static_cast<int>(ContentClass::image)] = 5'000'000;
   e.streams_total = 40;
+  e.cipher = "aes-256-gcm";
   s.ensembles.push_back(e);
   s.connections_open = 7;
   s.connections_accepted = 123;
@@ -65,6 +66,7 @@ GatewaySnapshot snapshot() {
   s.client_connections_max = 1000;
   s.datagrams_dropped["bad_mac1"] = 9;
   s.cookie_replies_sent = 490;
+  s.handshake_aead_mismatches = 2;
   s.tunnel_send_blocked = 11;
   s.cache_hits = 5;
   s.cache_misses = 2;
@@ -134,6 +136,9 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
            "egw_datagrams_dropped_total{reason=\"bad_mac1\"} 9",
            "egw_handshake_initiations_processed_total 0",
            "egw_cookie_replies_total 490",
+           "egw_handshake_aead_mismatches_total 2",
+           "# TYPE egw_tunnel_cipher gauge",
+           "egw_tunnel_cipher{peer=\"hub-1\",key=\"k1\",cipher=\"aes-256-gcm\"} 1",
            "egw_tunnel_send_blocked_total 11",
            "egw_cache_hits_total 5",
            "egw_cache_misses_total 2",
@@ -159,7 +164,8 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 42u);  // egw_info, egw_build_info + 15 gateway + 4 by reason + 18 ensemble + 3 stream
+  // egw_info, egw_build_info + 16 gateway + 4 by reason + 18 ensemble + egw_tunnel_cipher + 3 stream
+  EXPECT_EQ(type.size(), 44u);
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {

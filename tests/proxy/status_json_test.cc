@@ -39,6 +39,8 @@ GatewaySnapshot snapshot() {
   e.ssthresh_bytes = kNoSsthresh;
   e.srtt_seconds = 0.125;
   e.law_state = "startup";
+  e.cipher = "chacha20-poly1305";
+  e.ciphers_offered = "aes-256-gcm,chacha20-poly1305";
   e.pacing_rate_bytes_per_s = 1.5e6;
   e.tail_probes = 5;
   e.rtos = 6;
@@ -91,6 +93,8 @@ assert d['rate_window_seconds'] == 2.0
 [e] = d['ensembles']
 assert e['peer'] == 'b1' and e['up'] is True and e['cwnd_bytes'] == 96000
 assert e['ssthresh_bytes'] is None
+assert e['cipher'] == 'chacha20-poly1305' and e['ciphers_offered'] == 'aes-256-gcm,chacha20-poly1305'
+assert d['handshake_aead_mismatches'] == 0
 assert e['srtt_seconds'] == 0.125 and e['tail_probes'] == 5 and e['timeouts'] == 6
 assert e['law_state'] == 'startup' and e['pacing_rate_bytes_per_second'] == 1500000
 assert e['bottleneck_bytes_per_second'] == 0 and e['probe_extensions'] == 0

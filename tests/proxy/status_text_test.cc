@@ -35,6 +35,7 @@ GatewaySnapshot snapshot() {
   e.key = "k1";
   e.up = true;
   e.peer_address = "203.0.113.7:51900";
+  e.cipher = "aes-256-gcm";
   e.law_state = "avoidance";
   e.cwnd_bytes = 96 * 1024;
   e.ssthresh_bytes = 48 * 1024;
@@ -68,8 +69,8 @@ TEST(StatusText, HeaderEnsemblesAndStreams) {
   EXPECT_TRUE(contains(text, "  handshake initiations: 4 processed, 490 answered with a cookie\n"));
   EXPECT_FALSE(contains(text, "destinations refused"));
   EXPECT_TRUE(contains(text, "  temporal cache: 3 entries, 5 hits, 2 misses; config reloads: 2 (1 failed)\n"));
-  EXPECT_TRUE(contains(text, "PEER   KEY  STATE  ADDRESS            LAW        CWND      SSTHRESH  SRTT      INFLIGHT"));
-  EXPECT_TRUE(contains(text, "hub-1  k1   up     203.0.113.7:51900  avoidance  96.0 KiB  48.0 KiB  101.2 ms  12.0 KiB  "
+  EXPECT_TRUE(contains(text, "PEER   KEY  STATE  ADDRESS            CIPHER       LAW        CWND      SSTHRESH  SRTT      INFLIGHT"));
+  EXPECT_TRUE(contains(text, "hub-1  k1   up     203.0.113.7:51900  aes-256-gcm  avoidance  96.0 KiB  48.0 KiB  101.2 ms  12.0 KiB  "
                              "3/1200     2            2/0/1/5" + std::string(25, ' ') + "-\n"));  // no rates yet
   EXPECT_TRUE(contains(text, "ID  CLIENT          DESTINATION        CLASS  STATE  TO SERVER  TO CLIENT  AGE\n"));
   EXPECT_TRUE(contains(text, "4   10.1.0.5:51234  93.184.216.34:443  html   open   1.2 KiB    34.5 KiB   12.3s\n"));

@@ -11,8 +11,12 @@ namespace egw::tunnel::crypto {
 namespace {
 
 [[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "egw crypto: %s failed (ChaCha20-Poly1305, OpenSSL)\n", what);
+  std::fprintf(stderr, "egw crypto: %s failed (AEAD, OpenSSL)\n", what);
   std::abort();
+}
+
+const EVP_CIPHER* evp_cipher(Aead aead) {
+  return aead == Aead::aes_256_gcm ? EVP_aes_256_gcm() : EVP_chacha20_poly1305();
 }
 
 const unsigned char* bytes(std::span<const std::byte> s) {
@@ -28,39 +32,56 @@ int length(std::size_t size) {
 
 }  // namespace
 
-void ChaChaPolyKey::noise_nonce(std::uint64_t counter, std::uint8_t (&nonce)[kNonceBytes]) {
-  for (int i = 0; i < 4; ++i) nonce[i] = 0;
-  for (int i = 0; i < 8; ++i) nonce[4 + i] = static_cast<std::uint8_t>(counter >> (8 * i));
+std::string_view aead_name(Aead aead) {
+  return aead == Aead::aes_256_gcm ? "aes-256-gcm" : "chacha20-poly1305";
 }
 
-ChaChaPolyKey::ChaChaPolyKey(const Key32& key) : ctx_(EVP_CIPHER_CTX_new()) {
+std::uint64_t aead_confidentiality_limit(Aead aead) {
+  return aead == Aead::aes_256_gcm ? std::uint64_t{1} << 23 : std::uint64_t{1} << 62;
+}
+
+std::uint64_t aead_integrity_limit(Aead aead) {
+  return aead == Aead::aes_256_gcm ? std::uint64_t{1} << 52 : std::uint64_t{1} << 36;
+}
+
+void AeadKey::nonce(Aead aead, std::uint64_t counter, std::uint8_t (&nonce)[kNonceBytes]) {
+  for (int i = 0; i < 4; ++i) nonce[i] = 0;
+  if (aead == Aead::aes_256_gcm) {
+    for (int i = 0; i < 8; ++i) nonce[4 + i] = static_cast<std::uint8_t>(counter >> (56 - 8 * i));
+  } else {
+    for (int i = 0; i < 8; ++i) nonce[4 + i] = static_cast<std::uint8_t>(counter >> (8 * i));
+  }
+}
+
+AeadKey::AeadKey(Aead aead, const Key32& key) : aead_(aead), ctx_(EVP_CIPHER_CTX_new()) {
   if (ctx_ == nullptr) fail("EVP_CIPHER_CTX_new");
-  // Cipher and key now; the IV (and the direction) per call.
-  if (EVP_CipherInit_ex(ctx_, EVP_chacha20_poly1305(), nullptr, key.data(), nullptr, 1) != 1) {
+  // Cipher and key now; the IV (and the direction) per call. Both ciphers'
+  // default IV length is the 12 bytes we use.
+  if (EVP_CipherInit_ex(ctx_, evp_cipher(aead), nullptr, key.data(), nullptr, 1) != 1) {
     fail("EVP_CipherInit_ex(key)");
   }
 }
 
-ChaChaPolyKey::~ChaChaPolyKey() {
+AeadKey::~AeadKey() {
   // EVP_CIPHER_CTX_free cleanses the provider's context (key and state).
   EVP_CIPHER_CTX_free(ctx_);
 }
 
-void ChaChaPolyKey::seal(std::uint64_t counter, std::span<const std::byte> ad,
+void AeadKey::seal(std::uint64_t counter, std::span<const std::byte> ad,
                          std::span<std::byte> packet) {
-  std::uint8_t nonce[kNonceBytes];
-  noise_nonce(counter, nonce);
-  seal_with_nonce(nonce, ad, packet);
+  std::uint8_t n[kNonceBytes];
+  nonce(aead_, counter, n);
+  seal_with_nonce(n, ad, packet);
 }
 
-bool ChaChaPolyKey::open(std::uint64_t counter, std::span<const std::byte> ad,
+bool AeadKey::open(std::uint64_t counter, std::span<const std::byte> ad,
                          std::span<std::byte> packet) {
-  std::uint8_t nonce[kNonceBytes];
-  noise_nonce(counter, nonce);
-  return open_with_nonce(nonce, ad, packet);
+  std::uint8_t n[kNonceBytes];
+  nonce(aead_, counter, n);
+  return open_with_nonce(n, ad, packet);
 }
 
-void ChaChaPolyKey::seal_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
+void AeadKey::seal_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
                                     std::span<const std::byte> ad, std::span<std::byte> packet) {
   if (packet.size() < kTagBytes) fail("seal: packet shorter than the tag");
   const std::span<std::byte> text = packet.first(packet.size() - kTagBytes);
@@ -80,7 +101,7 @@ void ChaChaPolyKey::seal_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
   }
 }
 
-bool ChaChaPolyKey::open_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
+bool AeadKey::open_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
                                     std::span<const std::byte> ad, std::span<std::byte> packet) {
   if (packet.size() < kTagBytes) return false;
   const std::span<std::byte> text = packet.first(packet.size() - kTagBytes);

@@ -1,6 +1,10 @@
-// ChaCha20-Poly1305 (RFC 8439) with the Noise nonce (Noise spec rev. 34
-// §12.3: 32 zero bits, then the 64-bit counter little-endian) — the
-// transport cipher of the secure tunnel and the handshake's ENCRYPT/DECRYPT.
+// The tunnel's AEADs through OpenSSL EVP: ChaCha20-Poly1305 (RFC 8439), the
+// Noise cipher of the handshake and the default of the data phase, and
+// AES-256-GCM, which the data phase may negotiate when both ends have AES
+// instructions (aead_offer.h). Both take a 96-bit nonce and add a 16-byte
+// tag; the nonce is the Noise nonce of the cipher (Noise spec rev. 34 §12.3
+// and §12.4: 32 zero bits, then the 64-bit counter, little-endian for
+// ChaChaPoly, big-endian for AESGCM).
 //
 // Why a class: the transport path seals and opens every datagram, so the
 // OpenSSL context is set up (cipher and key) once, and each call only re-inits
@@ -15,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "tunnel/crypto/keys.h"
 
@@ -23,18 +28,33 @@ struct evp_cipher_ctx_st;
 
 namespace egw::tunnel::crypto {
 
-class ChaChaPolyKey {
+// The ids are the wire's (transport parameters version 3): never renumber.
+enum class Aead : std::uint8_t { chacha20_poly1305 = 1, aes_256_gcm = 2 };
+
+// "chacha20-poly1305", "aes-256-gcm" (the config's and the status' spelling).
+std::string_view aead_name(Aead aead);
+
+// Usage limits per key (RFC 9001 6.6 and Appendix B). Confidentiality:
+// packets sealed under one key before it must be replaced (AES-GCM 2^23;
+// ChaCha20-Poly1305 beyond any count: 2^62). Integrity: failed opens under
+// one key after which the connection must end (AES-GCM 2^52, ChaCha 2^36).
+std::uint64_t aead_confidentiality_limit(Aead aead);
+std::uint64_t aead_integrity_limit(Aead aead);
+
+class AeadKey {
  public:
   static constexpr std::size_t kTagBytes = 16;
   static constexpr std::size_t kNonceBytes = 12;
 
-  explicit ChaChaPolyKey(const Key32& key);
-  explicit ChaChaPolyKey(const SecretKey32& key) : ChaChaPolyKey(key.bytes) {}
+  AeadKey(Aead aead, const Key32& key);
+  AeadKey(Aead aead, const SecretKey32& key) : AeadKey(aead, key.bytes) {}
   // Frees the context; OpenSSL wipes the key and state in it (OPENSSL_clear_free).
   // No other copy of the key is kept.
-  ~ChaChaPolyKey();
-  ChaChaPolyKey(const ChaChaPolyKey&) = delete;
-  ChaChaPolyKey& operator=(const ChaChaPolyKey&) = delete;
+  ~AeadKey();
+  AeadKey(const AeadKey&) = delete;
+  AeadKey& operator=(const AeadKey&) = delete;
+
+  Aead aead() const { return aead_; }
 
   // In place: `packet` holds the plaintext in its first size() - 16 bytes;
   // afterwards the ciphertext, then the 16-byte tag. `ad` is authenticated,
@@ -48,19 +68,31 @@ class ChaChaPolyKey {
   // and must not be used.
   bool open(std::uint64_t counter, std::span<const std::byte> ad, std::span<std::byte> packet);
 
-  // The same with a raw 96-bit RFC 8439 nonce (seal/open are these with
-  // noise_nonce(counter)): for the RFC's test vector, whose nonce does not
-  // start with 32 zero bits.
+  // The same with a raw 96-bit nonce (seal/open are these with
+  // nonce(aead, counter)): for test vectors whose nonce does not start with
+  // 32 zero bits.
   void seal_with_nonce(const std::uint8_t (&nonce)[kNonceBytes], std::span<const std::byte> ad,
                        std::span<std::byte> packet);
   bool open_with_nonce(const std::uint8_t (&nonce)[kNonceBytes], std::span<const std::byte> ad,
                        std::span<std::byte> packet);
 
-  // The Noise nonce for a counter.
-  static void noise_nonce(std::uint64_t counter, std::uint8_t (&nonce)[kNonceBytes]);
+  // The Noise nonce of `aead` for a counter.
+  static void nonce(Aead aead, std::uint64_t counter, std::uint8_t (&nonce)[kNonceBytes]);
 
  private:
+  Aead aead_;
   evp_cipher_ctx_st* ctx_;
+};
+
+// ChaCha20-Poly1305: the handshake's ENCRYPT/DECRYPT and the cookie replies'.
+class ChaChaPolyKey : public AeadKey {
+ public:
+  explicit ChaChaPolyKey(const Key32& key) : AeadKey(Aead::chacha20_poly1305, key) {}
+  explicit ChaChaPolyKey(const SecretKey32& key) : ChaChaPolyKey(key.bytes) {}
+
+  static void noise_nonce(std::uint64_t counter, std::uint8_t (&n)[kNonceBytes]) {
+    nonce(Aead::chacha20_poly1305, counter, n);
+  }
 };
 
 }  // namespace egw::tunnel::crypto

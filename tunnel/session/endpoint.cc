@@ -25,7 +25,7 @@ Endpoint::Endpoint(const EndpointConfig& config, congestion::TemporalCache* cach
     sessions_.push_back(std::make_unique<Session>(identity_, peer, config_.initiator,
                                                   config_.connection, config_.timers, indices_,
                                                   cache, config_.wall_clock_ns_at_origin,
-                                                  config_.timestamp_store));
+                                                  config_.timestamp_store, config_.aeads));
   }
 }
 

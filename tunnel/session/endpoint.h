@@ -44,6 +44,10 @@ struct EndpointConfig {
   bool initiator = false;
   ConnectionConfig connection;
   SessionTimers timers;
+  // The data-phase AEADs: an initiator's offer in preference order, a
+  // responder's accepted set (tunnel/crypto/aead_offer.h; the config's
+  // `cipher`). The default, ChaCha20-Poly1305 alone, is what older builds do.
+  crypto::AeadList aeads{crypto::Aead::chacha20_poly1305};
   // Initiations per second (that passed mac1) above which mac2 is required.
   std::uint32_t under_load_initiations_per_second = 200;
   // Under load, at most this many initiations per second get Diffie-Hellman

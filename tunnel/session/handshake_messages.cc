@@ -39,7 +39,7 @@ void fill_macs(std::span<std::uint8_t> out, const crypto::Key32& mac1_key_value,
 }  // namespace
 
 std::optional<InitiationView> parse_initiation(std::span<const std::uint8_t> d) {
-  if ((d.size() != kInitiationBytes && d.size() != kInitiationBytesV2) ||
+  if ((d.size() != kInitiationBytes && d.size() != kInitiationBytesV2 && d.size() != kInitiationBytesV3) ||
       d[0] != static_cast<std::uint8_t>(PacketType::handshake_initiation)) {
     return std::nullopt;
   }
@@ -53,7 +53,7 @@ std::optional<InitiationView> parse_initiation(std::span<const std::uint8_t> d) 
 }
 
 std::optional<ResponseView> parse_response(std::span<const std::uint8_t> d) {
-  if ((d.size() != kResponseBytes && d.size() != kResponseBytesV2) ||
+  if ((d.size() != kResponseBytes && d.size() != kResponseBytesV2 && d.size() != kResponseBytesV3) ||
       d[0] != static_cast<std::uint8_t>(PacketType::handshake_response)) {
     return std::nullopt;
   }
@@ -98,7 +98,7 @@ HandshakeDatagram build_initiation(
     std::uint32_t sender_index, std::span<const std::uint8_t> noise_message,
     const crypto::Key32& responder_mac1_key, std::span<const std::uint8_t> cookie) {
   HandshakeDatagram out;
-  out.size = 1 + 4 + noise_message.size() + 2 * kMacBytes;  // kInitiationBytes or V2
+  out.size = 1 + 4 + noise_message.size() + 2 * kMacBytes;  // kInitiationBytes, V2 or V3
   out.bytes[0] = static_cast<std::uint8_t>(PacketType::handshake_initiation);
   store_u32(&out.bytes[1], sender_index);
   std::memcpy(&out.bytes[5], noise_message.data(), noise_message.size());
@@ -111,7 +111,7 @@ HandshakeDatagram build_response(
     std::span<const std::uint8_t> noise_message, const crypto::Key32& initiator_mac1_key,
     std::span<const std::uint8_t> cookie) {
   HandshakeDatagram out;
-  out.size = 1 + 4 + 4 + noise_message.size() + 2 * kMacBytes;  // kResponseBytes or V2
+  out.size = 1 + 4 + 4 + noise_message.size() + 2 * kMacBytes;  // kResponseBytes, V2 or V3
   out.bytes[0] = static_cast<std::uint8_t>(PacketType::handshake_response);
   store_u32(&out.bytes[1], sender_index);
   store_u32(&out.bytes[5], receiver_index);
@@ -131,7 +131,8 @@ std::vector<std::uint8_t> encode_initiation_payload(const Timestamp& timestamp,
 
 std::optional<InitiationPayload> decode_initiation_payload(std::span<const std::uint8_t> payload) {
   if (payload.size() != kInitiationPayloadBytes &&
-      payload.size() != kInitiationPayloadBytes + kParametersV2ExtraBytes) {
+      payload.size() != kInitiationPayloadBytes + kParametersV2ExtraBytes &&
+      payload.size() != kInitiationPayloadBytes + kParametersV3ExtraBytes) {
     return std::nullopt;
   }
   InitiationPayload out;

@@ -12,7 +12,9 @@
 //     type 0x04 | receiver index u32 | nonce (16) | enc(cookie) (16+16)
 //   With transport parameters version 2 (38 bytes, a side with
 //   ensemble.max_rate configured) the initiation is 183 bytes and the
-//   response 127; a responder answers in the initiation's version.
+//   response 127; with version 3 (42 bytes, an initiator offering more than
+//   ChaCha20-Poly1305) 187 and 131; a responder answers in the initiation's
+//   version.
 //
 // Every size is exact and checked before any cryptography. mac1 proves the
 // sender knows the receiver's static public key: a responder drops, silently,
@@ -58,10 +60,16 @@ inline constexpr std::size_t kParametersV2ExtraBytes =
 inline constexpr std::size_t kInitiationBytesV2 = kInitiationBytes + kParametersV2ExtraBytes;
 inline constexpr std::size_t kResponseBytesV2 = kResponseBytes + kParametersV2ExtraBytes;
 static_assert(kInitiationBytesV2 == 183 && kResponseBytesV2 == 127);
+// And version 3 (the AEAD list: 12 bytes more than version 1).
+inline constexpr std::size_t kParametersV3ExtraBytes =
+    TransportParameters::kEncodedBytesV3 - TransportParameters::kEncodedBytesV1;
+inline constexpr std::size_t kInitiationBytesV3 = kInitiationBytes + kParametersV3ExtraBytes;
+inline constexpr std::size_t kResponseBytesV3 = kResponseBytes + kParametersV3ExtraBytes;
+static_assert(kInitiationBytesV3 == 187 && kResponseBytesV3 == 131);
 
-// A built handshake datagram (either version's size).
+// A built handshake datagram (any version's size).
 struct HandshakeDatagram {
-  std::array<std::uint8_t, kInitiationBytesV2> bytes{};
+  std::array<std::uint8_t, kInitiationBytesV3> bytes{};
   std::size_t size = 0;
   std::span<const std::uint8_t> span() const { return std::span(bytes).first(size); }
 };
@@ -91,7 +99,7 @@ struct CookieReplyView {
   std::span<const std::uint8_t> sealed_cookie;  // 32: cookie + tag
 };
 
-// Initiations and responses: either version's exact size.
+// Initiations and responses: one of the versions' exact sizes.
 std::optional<InitiationView> parse_initiation(std::span<const std::uint8_t> datagram);
 std::optional<ResponseView> parse_response(std::span<const std::uint8_t> datagram);
 std::optional<CookieReplyView> parse_cookie_reply(std::span<const std::uint8_t> datagram);

@@ -29,7 +29,8 @@ LocalIdentity LocalIdentity::from_private(const crypto::SharedSecretKey& private
 Session::Session(const LocalIdentity& identity, const PeerConfig& peer, bool initiator,
                  const ConnectionConfig& connection, const SessionTimers& timers,
                  IndexTable& indices, congestion::TemporalCache* cache,
-                 std::uint64_t wall_clock_ns_at_origin, TimestampStore* timestamps)
+                 std::uint64_t wall_clock_ns_at_origin, TimestampStore* timestamps,
+                 const crypto::AeadList& aeads)
     : identity_(identity),
       peer_(peer),
       initiator_(initiator),
@@ -39,6 +40,7 @@ Session::Session(const LocalIdentity& identity, const PeerConfig& peer, bool ini
       cache_(cache),
       wall_clock_ns_at_origin_(wall_clock_ns_at_origin),
       timestamps_(timestamps),
+      aeads_(aeads.count > 0 ? aeads : crypto::AeadList{crypto::Aead::chacha20_poly1305}),
       peer_mac1_key_(mac1_key(peer.public_key)),
       cookie_jar_(peer.public_key) {
   if (peer.endpoint) address_ = *peer.endpoint;
@@ -61,15 +63,24 @@ void Session::set_scheduler_config(const congestion::SchedulerConfig& scheduler)
 
 void Session::connect(Instant now) {
   if (!initiator_ || pending_ || is_up()) return;
-  first_attempt_at_ = now;
-  retry_interval_ = first_retry_interval(now);
-  send_initiation(now, false);
+  begin_handshake(now, false);
 }
 
-void Session::start_rekey(Instant now) {
+void Session::start_rekey(Instant now) { begin_handshake(now, true); }
+
+void Session::begin_handshake(Instant now, bool rekey) {
   first_attempt_at_ = now;
   retry_interval_ = first_retry_interval(now);
-  send_initiation(now, true);
+  attempts_ = 0;
+  send_initiation(now, rekey);
+}
+
+crypto::AeadList Session::initiation_offer() const {
+  const bool legacy_turn = attempts_ >= 2 && attempts_ % 2 == 0;
+  if (legacy_turn && aeads_.contains(crypto::Aead::chacha20_poly1305)) {
+    return {crypto::Aead::chacha20_poly1305};
+  }
+  return aeads_;
 }
 
 Duration Session::first_retry_interval(Instant now) const {
@@ -90,13 +101,17 @@ Timestamp Session::timestamp(Instant now) const {
   return tai64n(wall_clock_ns_at_origin_ + static_cast<std::uint64_t>(since_origin_ns));
 }
 
-TransportParameters Session::local_parameters(bool rekey, std::uint8_t peer_version) const {
+TransportParameters Session::local_parameters(bool rekey, std::uint8_t version,
+                                              const crypto::AeadList& aeads) const {
   TransportParameters p = local_transport_parameters(connection_config_);
   p.flags = rekey ? TransportParameters::kFlagRekey : 0;
-  // A responder answers in the initiation's version: an older initiator
-  // parses only version 1 (and then does not learn our receive rate).
-  if (p.version > peer_version) {
-    p.version = peer_version;
+  if (version >= TransportParameters::kVersion3) {
+    p.version = TransportParameters::kVersion3;
+    p.aeads = crypto::encode_aead_list(aeads);
+  } else if (p.version > version) {
+    // A responder answers in the initiation's version: an older initiator
+    // parses only version 1 (and then does not learn our receive rate).
+    p.version = version;
     p.max_receive_rate_bps = 0;
   }
   return p;
@@ -115,13 +130,17 @@ void Session::send_initiation(Instant now, bool rekey) {
   config.psk = preshared_key();
   config.prologue = noise_prologue();
   auto noise = std::make_unique<crypto::NoiseIk>(config);
-  const auto payload = encode_initiation_payload(timestamp(now), local_parameters(rekey));
+  const crypto::AeadList offered = initiation_offer();
+  ++attempts_;
+  const std::uint8_t version =
+      offered.is_chacha_only() ? TransportParameters::kVersion2 : TransportParameters::kVersion3;
+  const auto payload = encode_initiation_payload(timestamp(now), local_parameters(rekey, version, offered));
   const auto message = noise->write_message(payload);
   const std::uint32_t index = indices_.allocate(this);
   const auto datagram = build_initiation(index, message, peer_mac1_key_, cookie_jar_.cookie(now));
   Mac sent_mac1{};
   std::memcpy(sent_mac1.data(), datagram.bytes.data() + datagram.size - 2 * kMacBytes, kMacBytes);
-  pending_ = PendingHandshake{std::move(noise), index, sent_mac1, rekey, now};
+  pending_ = PendingHandshake{std::move(noise), index, sent_mac1, rekey, now, offered};
   initiation_to_send_ = datagram;
   retry_at_ = now + retry_interval_;
   ++stats_.handshakes_sent;
@@ -141,9 +160,18 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
     ++stats_.handshake_failures;  // forged or corrupt: keep waiting for the real one
     return;
   }
+  // The responder's choice (none named: ChaCha20-Poly1305), one we offered.
+  const crypto::AeadList named =
+      params->version >= TransportParameters::kVersion3
+          ? crypto::decode_aead_list(params->aeads)
+          : crypto::AeadList{crypto::Aead::chacha20_poly1305};
+  if (named.count == 0 || !pending_->offered.contains(named.items[0])) {
+    ++stats_.aead_mismatches;  // authentic but unusable: a retry may offer otherwise
+    return;
+  }
   const auto keys = pending_->noise->split();
   auto keypair = std::make_unique<Keypair>(pending_->local_index, response.sender_index,
-                                           keys.send.bytes, keys.receive.bytes, now);
+                                           keys.send.bytes, keys.receive.bytes, now, named.items[0]);
   const bool rekey = pending_->rekey && (params->flags & TransportParameters::kFlagRekey) && is_up();
   handshake_rtt_ = now - pending_->sent_at;
   pending_.reset();  // its index now names the keypair
@@ -192,6 +220,15 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
     ++stats_.initiations_too_frequent;
     return;
   }
+  // No list: an older build's (or a ChaCha-only) initiation.
+  const bool listed = payload.params.version >= TransportParameters::kVersion3;
+  const crypto::AeadList offered = listed ? crypto::decode_aead_list(payload.params.aeads)
+                                          : crypto::AeadList{crypto::Aead::chacha20_poly1305};
+  const auto chosen = crypto::choose_aead(offered, aeads_);
+  if (!chosen) {
+    ++stats_.aead_mismatches;
+    return;
+  }
   // Durable before answering: a crash right after the answer must not let
   // the same initiation be answered again by the next run.
   if (timestamps_ && !timestamps_->store(peer_.public_key, payload.timestamp)) {
@@ -205,12 +242,13 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
   // of session.h); otherwise a fresh one, which the initiator follows.
   const bool rekey = (payload.params.flags & TransportParameters::kFlagRekey) && is_confirmed();
   const auto reply_params =
-      encode_transport_parameters(local_parameters(rekey, payload.params.version));
+      encode_transport_parameters(local_parameters(rekey, payload.params.version, {*chosen}));
   const auto message = noise->write_message(
       std::span(reinterpret_cast<const std::uint8_t*>(reply_params.bytes.data()), reply_params.size));
   const auto keys = noise->split();
   const std::uint32_t index = indices_.allocate(this);
-  auto keypair = std::make_unique<Keypair>(index, sender_index, keys.send.bytes, keys.receive.bytes, now);
+  auto keypair =
+      std::make_unique<Keypair>(index, sender_index, keys.send.bytes, keys.receive.bytes, now, *chosen);
   response_to_send_ = build_response(index, sender_index, message, peer_mac1_key_, {});
   address_ = from;
   ++stats_.handshakes_completed;
@@ -392,8 +430,12 @@ void Session::on_timeout(Instant now) {
       return;
     }
     if (initiator_ && !pending_ && current && !connection_->is_closed()) {
+      // By packets in either direction (the responder never rekeys, and in
+      // a download seals nearly all of them); AES-GCM keys also at its
+      // confidentiality limit (2^23 packets).
       const bool old = now - current->created_at >= timers_.rekey_after ||
-                       current->packets_sealed >= timers_.rekey_after_packets;
+                       std::max(current->packets_sealed, current->packets_opened) >=
+                           std::min(timers_.rekey_after_packets, crypto::aead_confidentiality_limit(current->aead()));
       // Silent: nothing heard for silence_rekey_after, and a packet that
       // needed an answer has had about three PTOs (retire_delay) to get one.
       const bool silent = unanswered_since_ && now - last_authenticated_receive_ >= timers_.silence_rekey_after &&
@@ -402,9 +444,7 @@ void Session::on_timeout(Instant now) {
         // A silence rekey completed, yet the peer still sends nothing we
         // accept: its state is not ours (a restart we took for a rekey).
         ++stats_.fresh_after_silent_rekey;
-        first_attempt_at_ = now;
-        retry_interval_ = first_retry_interval(now);
-        send_initiation(now, false);
+        begin_handshake(now, false);
       } else if (old || silent) {
         if (silent) ++silent_rekeys_;
         start_rekey(now);

@@ -46,6 +46,20 @@
 // last handshake's round trip, or for a run's first handshake the temporal
 // cache's), doubling up to 5 s: a slow path (600 ms RTT) never gets a second
 // handshake while the first is still on its way.
+//
+// AEAD negotiation (tunnel/crypto/aead_offer.h). An initiator whose list is
+// more than ChaCha20-Poly1305 sends it in version-3 transport parameters;
+// the responder picks the first it supports, or drops the initiation when
+// none is (aead_mismatches), and the keys of that handshake seal and open
+// with the choice. An older hub drops a version-3 initiation as the wrong
+// size, so the third attempt of a handshake and every second one after it
+// go without the list (as an older build's would, when the list holds
+// ChaCha20-Poly1305): a new branch reaches an old hub a retry later, and
+// the next rekey tries the list again. Dropping initiations can thus force
+// ChaCha20-Poly1305, never anything weaker. AES-GCM keys are replaced after
+// 2^23 packets (its confidentiality limit, RFC 9001 6.6) by a rekey, counted
+// in either direction (the hub never rekeys: the branch counts the packets
+// it opened under the current keys as well as those it sealed).
 #pragma once
 
 #include <deque>
@@ -58,6 +72,7 @@
 #include "common/units.h"
 #include "congestion/temporal_cache.h"
 #include "tunnel/connection.h"
+#include "tunnel/crypto/aead_offer.h"
 #include "tunnel/crypto/keys.h"
 #include "tunnel/crypto/noise_ik.h"
 #include "tunnel/session/connection_totals.h"
@@ -114,6 +129,10 @@ struct SessionStats {
   std::uint64_t connections_started = 0;
   std::uint64_t timestamp_store_failures = 0;  // initiation not answered: not persisted
   std::uint64_t fresh_after_silent_rekey = 0;  // a rekey did not help: started afresh
+  // Handshakes dropped for want of a common AEAD: a responder's initiations
+  // listing none it supports, an initiator's responses naming one it did
+  // not offer.
+  std::uint64_t aead_mismatches = 0;
 };
 
 // What the session tells its owner besides the connection's own events.
@@ -126,7 +145,8 @@ class Session {
   Session(const LocalIdentity& identity, const PeerConfig& peer, bool initiator,
           const ConnectionConfig& connection, const SessionTimers& timers, IndexTable& indices,
           congestion::TemporalCache* cache, std::uint64_t wall_clock_ns_at_origin,
-          TimestampStore* timestamps = nullptr);
+          TimestampStore* timestamps = nullptr,
+          const crypto::AeadList& aeads = {crypto::Aead::chacha20_poly1305});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -167,6 +187,16 @@ class Session {
   // monotonic over connection replacements (connection_totals.h).
   ConnectionTotals connection_totals() const;
   const SessionProtection* protection() const { return protection_; }
+  // The AEAD of the keys we seal with, or of a responder's keys waiting for
+  // the initiator's first packet (none before the first handshake).
+  std::optional<crypto::Aead> aead() const {
+    if (!protection_) return std::nullopt;
+    const Keypair* keys = protection_->current() ? protection_->current() : protection_->next();
+    if (!keys) return std::nullopt;
+    return keys->aead();
+  }
+  // What this side offers (initiator) or accepts (responder).
+  const crypto::AeadList& aeads() const { return aeads_; }
 
  private:
   struct PendingHandshake {
@@ -175,9 +205,14 @@ class Session {
     Mac sent_mac1;
     bool rekey;
     Instant sent_at;
+    crypto::AeadList offered;  // what this initiation listed (ChaCha alone: no list)
   };
 
+  // A handshake's first initiation (connect, rekey, fresh start).
+  void begin_handshake(Instant now, bool rekey);
   void send_initiation(Instant now, bool rekey);
+  // The list the next initiation carries (see "AEAD negotiation").
+  crypto::AeadList initiation_offer() const;
   void start_connection(const TransportParameters& peer_params, std::unique_ptr<Keypair> keys,
                         bool confirmed, Instant now);
   void start_rekey(Instant now);
@@ -193,10 +228,10 @@ class Session {
     static constexpr crypto::Key32 kNone{};
     return peer_.preshared_key ? peer_.preshared_key->get() : kNone;
   }
-  // peer_version: the highest transport-parameters version to use (a
-  // responder: the initiation's).
-  TransportParameters local_parameters(bool rekey,
-                                       std::uint8_t peer_version = TransportParameters::kVersion2) const;
+  // version: the transport-parameters version to use; below 3 the highest
+  // (a responder: the initiation's), 3 carries `aeads`.
+  TransportParameters local_parameters(bool rekey, std::uint8_t version,
+                                       const crypto::AeadList& aeads) const;
   Duration retire_delay() const;  // ~3 PTO for the previous keys
   Duration first_retry_interval(Instant now) const;  // max(handshake_retry, 3 x the path's RTT)
 
@@ -209,6 +244,7 @@ class Session {
   congestion::TemporalCache* cache_;
   std::uint64_t wall_clock_ns_at_origin_;
   TimestampStore* timestamps_;
+  crypto::AeadList aeads_;
   crypto::Key32 peer_mac1_key_;
   CookieJar cookie_jar_;
 
@@ -226,6 +262,7 @@ class Session {
   std::optional<HandshakeDatagram> initiation_to_send_;
   std::optional<HandshakeDatagram> response_to_send_;
   Instant first_attempt_at_{};
+  int attempts_ = 0;  // initiations sent in this handshake
   Duration retry_interval_{};
   std::optional<Instant> retry_at_;
   std::optional<Instant> retire_previous_at_;

@@ -27,10 +27,11 @@ std::optional<std::span<std::byte>> SessionProtection::open(PacketNumber number,
   Keypair* keys = keys_for(header_receiver_index(header));
   if (!keys) return std::nullopt;
   if (!keys->receive.open(number, header, packet)) {
-    if (++keys->forgeries >= kIntegrityLimit) integrity_limit_reached_ = true;
+    if (++keys->forgeries >= crypto::aead_integrity_limit(keys->aead())) integrity_limit_reached_ = true;
     return std::nullopt;
   }
   last_opened_ = keys;
+  ++keys->packets_opened;
   return packet.first(packet.size() - overhead());
 }
 

@@ -18,9 +18,12 @@
 // the nonce is unique per key and the replay window spans rekeys.
 //
 // Keys live here and nowhere else: the Connection owns this object, so a
-// connection's keys die with it; ChaChaPolyKey wipes them on destruction.
-// Failed opens are counted per key against ChaCha20-Poly1305's integrity
-// limit (RFC 9001 6.6: 2^36 forgeries), past which the session must end.
+// connection's keys die with it; AeadKey wipes them on destruction.
+// Every keypair of a connection uses the AEAD its handshake negotiated
+// (ChaCha20-Poly1305 or AES-256-GCM; a rekey may change it). Failed opens
+// are counted per key against its AEAD's integrity limit (RFC 9001 6.6:
+// 2^36 forgeries for ChaCha20-Poly1305, 2^52 for AES-GCM), past which the
+// session must end.
 #pragma once
 
 #include <cstdint>
@@ -37,23 +40,26 @@ namespace egw::tunnel::session {
 
 struct Keypair {
   Keypair(std::uint32_t local, std::uint32_t remote, const crypto::Key32& send_key,
-          const crypto::Key32& receive_key, Instant created)
-      : local_index(local), remote_index(remote), send(send_key), receive(receive_key),
+          const crypto::Key32& receive_key, Instant created,
+          crypto::Aead aead = crypto::Aead::chacha20_poly1305)
+      : local_index(local), remote_index(remote), send(aead, send_key), receive(aead, receive_key),
         created_at(created) {}
+  crypto::Aead aead() const { return send.aead(); }
   std::uint32_t local_index;   // in the headers the peer sends us
   std::uint32_t remote_index;  // in the headers we send
-  crypto::ChaChaPolyKey send;
-  crypto::ChaChaPolyKey receive;
+  crypto::AeadKey send;
+  crypto::AeadKey receive;
   Instant created_at;
   std::uint64_t packets_sealed = 0;
+  // Opened successfully: what the peer sealed under its half of this pair,
+  // near enough (the initiator rekeys on either count: session.h).
+  std::uint64_t packets_opened = 0;
   std::uint64_t forgeries = 0;  // failed opens with these keys
 };
 
 class SessionProtection final : public PacketProtection {
  public:
-  static constexpr std::uint64_t kIntegrityLimit = std::uint64_t{1} << 36;
-
-  std::size_t overhead() const override { return crypto::ChaChaPolyKey::kTagBytes; }
+  std::size_t overhead() const override { return crypto::AeadKey::kTagBytes; }
   std::uint32_t remote_index() const override { return current_ ? current_->remote_index : 0; }
   void seal(PacketNumber number, std::span<const std::byte> header,
             std::span<std::byte> packet) override;
