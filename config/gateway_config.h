@@ -17,6 +17,7 @@
 
 #include "config/classify_config.h"
 #include "config/net_prefix.h"
+#include "config/udp_config.h"
 #include "congestion/ensemble_config.h"
 #include "congestion/temporal_cache.h"
 #include "tunnel/session/endpoint.h"
@@ -95,6 +96,7 @@ struct GatewayConfig {
   std::string tunnel_listen;  // "0.0.0.0:51900"; branch: may be empty (any port)
   tunnel::session::EndpointConfig endpoint;  // keys, peers, connection and ensemble settings
   InterceptionConfig interception;           // branch only
+  UdpConfig udp;                             // UDP flows as datagrams (restart to change)
   congestion::TemporalCacheConfig cache;
   std::string cache_file;  // empty: not persisted
   // Hub: each peer's greatest accepted handshake timestamp, kept across

@@ -18,6 +18,7 @@
 #include "proxy/nft_table.h"
 #include "proxy/privileges.h"
 #include "proxy/status_socket.h"
+#include "proxy/udp_route.h"
 
 namespace egw::proxy {
 
@@ -36,6 +37,15 @@ InterceptionRules interception_rules(const config::GatewayConfig& c) {
   r.bypass = c.interception.bypass;
   const auto colon = c.interception.listen.rfind(':');
   r.redirect_port = static_cast<std::uint16_t>(std::stoi(c.interception.listen.substr(colon + 1)));
+  if (c.udp.intercepts()) {
+    r.udp_ports = c.udp.ports;
+    if (c.udp.carry_quic) {  // QUIC as datagrams (classified as udp.class) instead of rejected
+      r.udp_ports.ranges.emplace_back(443, 443);
+      r.reject_quic = false;
+    }
+    r.udp_tproxy_port = static_cast<std::uint16_t>(std::stoi(c.udp.listen.substr(c.udp.listen.rfind(':') + 1)));
+    r.udp_mark = kUdpFwmark;
+  }
   for (const auto& peer : c.endpoint.peers) {
     if (!peer.endpoint) continue;
     config::IpPrefix host;
@@ -96,6 +106,12 @@ class Interception {
     // One batch: on failure the kernel applied none of it.
     if (auto err = NftTable::install(rules)) throw std::runtime_error("interception: " + *err);
     installed_ = true;
+    if (rules.udp_tproxy_port != 0) {
+      if (auto err = install_udp_route()) throw std::runtime_error("interception: " + *err);
+      udp_route_ = true;
+      spdlog::info("UDP to ports {} from the LAN to port {} (TPROXY, fwmark {:#x} -> table {})",
+                   rules.udp_ports.to_string(), rules.udp_tproxy_port, kUdpFwmark, kUdpRouteTable);
+    }
     spdlog::info("nftables table inet {} installed: TCP from the LAN to port {}", rules.table, rules.redirect_port);
   }
 
@@ -136,11 +152,16 @@ class Interception {
     installed_ = false;
     if (auto err = NftTable::remove(table_)) spdlog::warn("removing the nftables table: {}", *err);
     else spdlog::info("nftables table inet {} removed", table_);
+    if (udp_route_) {
+      udp_route_ = false;
+      if (auto err = remove_udp_route()) spdlog::warn("{}", *err);
+    }
   }
 
  private:
   std::string table_;
   bool installed_ = false;
+  bool udp_route_ = false;  // proxy/udp_route.h, with the table
 };
 
 void log_warnings(const config::GatewayConfig& c) {
