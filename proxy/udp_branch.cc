@@ -9,9 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "proxy/gateway_peer.h"
 #include "proxy/tunnel_config.h"
-#include "proxy/udp_hub.h"
 #include "tunnel/error_codes.h"
 
 namespace egw::proxy {

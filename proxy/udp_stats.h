@@ -20,5 +20,4 @@ struct UdpStats {
   std::map<std::string, std::uint64_t> dropped;
 };
 
-// The UDP endpoint of a tunnel destination, and back.
 }  // namespace egw::proxy

@@ -1,6 +1,5 @@
 #include "tunnel/flow_frame_codec.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "tunnel/varint.h"
@@ -84,20 +83,6 @@ std::optional<DatagramFrame> parse_datagram(WireReader& r) {
   auto data = r.read_bytes(*length);  // bounded by the packet: read_bytes checks
   if (!data) return std::nullopt;
   return DatagramFrame{*id, *data};
-}
-
-std::size_t max_datagram_payload_that_fits(FlowId flow, std::size_t budget_bytes) {
-  const std::size_t header = 1 + varint_size(flow);
-  if (budget_bytes < header + 1) return 0;
-  const std::size_t available = budget_bytes - header;
-  std::size_t best = 0;
-  for (std::size_t length_size : {1, 2, 4, 8}) {
-    if (available < length_size) break;
-    const std::size_t length =
-        std::min<std::uint64_t>(available - length_size, varint_max_for_size(length_size));
-    best = std::max(best, length);
-  }
-  return best;
 }
 
 }  // namespace egw::tunnel

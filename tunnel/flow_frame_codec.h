@@ -32,8 +32,4 @@ std::optional<FlowOpenFrame> parse_flow_open(WireReader& r);
 std::optional<FlowCloseFrame> parse_flow_close(WireReader& r);
 std::optional<DatagramFrame> parse_datagram(WireReader& r);
 
-// The largest payload a DATAGRAM frame for `flow` can carry in `budget_bytes`
-// of frame space (0 when not even an empty one fits).
-std::size_t max_datagram_payload_that_fits(FlowId flow, std::size_t budget_bytes);
-
 }  // namespace egw::tunnel

@@ -7,6 +7,8 @@
                                       "replies R of COUNT from IP:PORT, source seen SRC"
   udp_echo.py flows HOST PORT N       N sockets (N flows) send one datagram each;
                                       prints "answered A of N"
+  udp_echo.py rtt HOST PORT COUNT     COUNT 200-byte datagrams 20 ms apart (50/s, a call's
+                                      rate); prints "rtt p50 X ms p99 Y ms lost L of COUNT"
 """
 import select
 import socket
@@ -62,6 +64,35 @@ def flows(host, port, n):
     print("answered %d of %d" % (len(answered), n))
 
 
+def rtt(host, port, count):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setblocking(False)
+    sent, rtts = {}, []
+    start = time.monotonic()
+    for i in range(count):
+        sent[i] = time.monotonic()
+        s.sendto(b"%08d" % i + b"x" * 192, (host, port))
+        until = start + (i + 1) * 0.02
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            if select.select([s], [], [], left)[0]:
+                data, _ = s.recvfrom(65535)
+                rtts.append(time.monotonic() - sent[int(data[5:13])])
+    deadline = time.monotonic() + 1.0
+    while len(rtts) < count and time.monotonic() < deadline:
+        if select.select([s], [], [], 0.1)[0]:
+            data, _ = s.recvfrom(65535)
+            rtts.append(time.monotonic() - sent[int(data[5:13])])
+    rtts.sort()
+    if not rtts:
+        print("rtt - lost %d of %d" % (count, count))
+        return
+    p = lambda q: rtts[min(len(rtts) - 1, int(len(rtts) * q))] * 1000
+    print("rtt p50 %.2f ms p99 %.2f ms lost %d of %d" % (p(0.5), p(0.99), count - len(rtts), count))
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "server":
@@ -70,3 +101,5 @@ if __name__ == "__main__":
         client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif mode == "flows":
         flows(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif mode == "rtt":
+        rtt(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
