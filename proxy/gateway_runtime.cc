@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <linux/capability.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -170,7 +171,14 @@ void log_warnings(const config::GatewayConfig& c) {
 
 // After the sockets, before any thread: only CAP_NET_ADMIN from here on.
 void confine(const config::GatewayConfig& c) {
-  const PrivilegeDrop dropped = drop_privileges(c.user);
+  // The branch's UDP replies leave from the original destination's port:
+  // below 1024 (DNS, QUIC) binding it needs CAP_NET_BIND_SERVICE too.
+  bool low_port = c.udp.intercepts() && c.udp.carry_quic;
+  for (const auto& [lo, hi] : c.udp.intercepts() ? c.udp.ports.ranges : decltype(c.udp.ports.ranges){}) {
+    low_port = low_port || lo < 1024;
+  }
+  const std::uint64_t also_keep = low_port ? std::uint64_t{1} << CAP_NET_BIND_SERVICE : 0;
+  const PrivilegeDrop dropped = drop_privileges(c.user, also_keep);
   if (dropped.error) throw std::runtime_error(*dropped.error);
   spdlog::info("privileges: {}", dropped.summary);
   if (c.user.empty() && ::geteuid() == 0) {

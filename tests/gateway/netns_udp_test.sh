@@ -11,9 +11,11 @@
 #               the reply's source is the server's address and port (the
 #               branch answers from the original destination), and the server
 #               saw the hub's address (the flow went through the tunnel)
+#   quic        with udp.carry_quic, UDP 443 (rejected by the lab's reject_quic
+#               otherwise) is carried as datagrams too
 #   refused     port 7002 is intercepted but not in the hub's allow list: no
 #               reply, the server saw nothing, the hub counts it refused
-#   flow bound  one client opening 6 flows with flows_per_client 4: only the
+#   flow bound  one client opening 6 flows with flows_per_client 5: only the
 #               room left is answered, the rest dropped as client_limit
 #   metrics     flows open, datagrams sent / received on both gateways
 #   cleanup     SIGTERM: the branch's nftables table and fwmark rule are gone
@@ -67,14 +69,14 @@ if ! timeout 60 "$lab" up "$P" "$N" "$D" "$bin" >"$tmp/lab-up.log" 2>&1; then
 fi
 timeout 30 "$lab" stop-branch "$P" "$D"
 timeout 30 "$lab" stop-hub "$P" "$D"
-printf 'udp: {ports: [7001-7002], class: html, flows_per_client: 4}\n' >>"$D/branch.yaml"
-sed -i "s|allow: \[10.$N.2.0/24, |allow: [\"10.$N.2.0/24:7001\", \"10.$N.2.0/24:80\", |" "$D/hub.yaml"
+printf 'udp: {ports: [7001-7002], class: html, flows_per_client: 5, carry_quic: true}\n' >>"$D/branch.yaml"
+sed -i "s|allow: \[10.$N.2.0/24, |allow: [\"10.$N.2.0/24:7001,443\", \"10.$N.2.0/24:80\", |" "$D/hub.yaml"
 printf 'udp: {idle_timeout_s: 60}\n' >>"$D/hub.yaml"
 : >"$D/branch.log"
 : >"$D/hub.log"
 timeout 30 "$lab" start-hub "$P" "$D" "$bin"
 timeout 30 "$lab" start-branch "$P" "$D" "$bin"
-(exec timeout 110 ip netns exec "$P-server" python3 "$here/udp_echo.py" server 7001 7002 >"$tmp/echo.log" 2>&1) &
+(exec timeout 110 ip netns exec "$P-server" python3 "$here/udp_echo.py" server 7001 7002 443 >"$tmp/echo.log" 2>&1) &
 echo_pid=$!
 wait_for "$tmp/echo.log" ready 10 || { echo "FAIL: the echo server did not start"; cat "$tmp/echo.log"; exit 1; }
 if ! wait_for "$D/branch.log" "tunnel to hub up" 20; then
@@ -95,6 +97,15 @@ else
   log_tail
 fi
 
+# ------------------------------------------------------------------ quic
+out=$(in_ns client 20 python3 "$here/udp_echo.py" client "10.$N.2.2" 443 5 2>&1)
+if [[ $out == "replies "[1-5]" of 5 from 10.$N.2.2:443, source seen 10.$N.2.1" ]] &&
+  ! in_ns branch 5 nft list table inet ensemble_gw | grep -q "udp dport 443 reject"; then
+  line PASS "quic carried" "$out; no reject rule"
+else
+  line FAIL "quic carried" "$out (want replies through the hub); branch: $(in_ns branch 5 curl -s 127.0.0.1:9470/metrics | grep -E "^egw_udp_(datagrams_dropped|datagrams_sent)" | tr "\n" " "); table: $(in_ns branch 5 nft list table inet ensemble_gw | grep -E 'tproxy|reject' | tr -s '\t\n' ' ')"
+fi
+
 # ------------------------------------------------------------------ refused
 before=$(grep -c "^7002 " "$tmp/echo.log")
 out=$(in_ns client 20 python3 "$here/udp_echo.py" client "10.$N.2.2" 7002 3 2>&1)
@@ -111,11 +122,11 @@ fi
 
 # ------------------------------------------------------------------ flow bound
 open=$(metric branch egw_udp_flows_open)
-room=$((4 - ${open%.*}))
+room=$((5 - ${open%.*}))
 out=$(in_ns client 20 python3 "$here/udp_echo.py" flows "10.$N.2.2" 7001 6 2>&1)
 limited=$(metric branch 'egw_udp_datagrams_dropped_total{reason="client_limit"}')
 if [[ $out == "answered $room of 6" && ${limited%.*} -ge $((6 - room)) ]]; then
-  line PASS "flow bound" "$out with $open flows open of flows_per_client 4; client_limit drops $limited"
+  line PASS "flow bound" "$out with $open flows open of flows_per_client 5; client_limit drops $limited"
 else
   line FAIL "flow bound" "$out (want $room of 6); flows open before $open; client_limit drops $limited"
 fi
