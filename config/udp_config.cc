@@ -34,7 +34,9 @@ UdpConfig parse_udp(const Reader& r, const YAML::Node& n, bool is_hub) {
   if (n["ports"]) {
     std::string text;
     for (const auto& item : r.strings(n["ports"], s + ".ports")) text += (text.empty() ? "" : ",") + item;
-    if (text == "*") r.fail(n["ports"], s + ".ports", "name the ports: every UDP port would take the LAN's DNS and more");
+    if (text == "*") {
+      r.fail(n["ports"], s + ".ports", "name the ports: every UDP port would take the LAN's DNS and more");
+    }
     auto pr = parse_ports(text);
     if (auto* err = std::get_if<std::string>(&pr)) r.fail(n["ports"], s + ".ports", *err);
     u.ports = std::get<PortRanges>(pr);
