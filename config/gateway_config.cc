@@ -40,7 +40,7 @@ class Loader {
     r_.only_keys(root, "", {"role", "private_key_file", "listen", "max_datagram_bytes", "cipher", "peers",
                             "interception", "ensemble", "scheduler", "classify", "temporal_cache",
                             "limits", "log_level", "metrics_listen", "status_socket", "user",
-                            "handshake_state_file"});
+                            "handshake_state_file", "udp"});
     GatewayConfig c;
     c.path = r_.path();
     const std::string role = r_.string(root, "role", "role");
@@ -64,6 +64,8 @@ class Loader {
     c.handshake_state_file = r_.string_or(root, "handshake_state_file", "handshake_state_file", "");
     c.reloadable.limits = limits(root["limits"]);
     apply_limits(c.reloadable.limits, c.endpoint.connection);
+    c.udp = parse_udp(r_, root["udp"], c.is_hub);
+    apply_udp(c.udp, c.endpoint.connection);
     c.reloadable.log_level = r_.string_or(root, "log_level", "log_level", "info");
     if (!is_log_level(c.reloadable.log_level)) {
       r_.fail(root["log_level"], "log_level", "expected trace, debug, info, warn or error");
@@ -491,6 +493,7 @@ ReloadPlan plan_reload(const GatewayConfig& current, const GatewayConfig& next) 
   ReloadPlan plan;
   plan.applied = current;
   process_changes(current, next, plan.restart_needed);
+  if (!same_udp(current.udp, next.udp)) plan.restart_needed.push_back("udp");
   if (current.is_hub != next.is_hub) return plan;  // nothing of the other role's file applies
   GatewayConfig& a = plan.applied;
   const std::vector<PeerPolicy> running_peers = a.reloadable.peers;

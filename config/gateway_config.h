@@ -17,6 +17,7 @@
 
 #include "config/classify_config.h"
 #include "config/net_prefix.h"
+#include "config/udp_config.h"
 #include "congestion/ensemble_config.h"
 #include "congestion/temporal_cache.h"
 #include "tunnel/session/endpoint.h"
@@ -97,6 +98,7 @@ struct GatewayConfig {
   tunnel::crypto::CipherSetting cipher = tunnel::crypto::CipherSetting::automatic;
   tunnel::session::EndpointConfig endpoint;  // keys, peers, connection and ensemble settings
   InterceptionConfig interception;           // branch only
+  UdpConfig udp;                             // UDP flows as datagrams (restart to change)
   congestion::TemporalCacheConfig cache;
   std::string cache_file;  // empty: not persisted
   // Hub: each peer's greatest accepted handshake timestamp, kept across

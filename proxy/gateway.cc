@@ -143,6 +143,7 @@ void Gateway::start() {
     }
     accept_next();
   }
+  start_udp();
   tunnel_->start();
   spdlog::info("{} gateway started: tunnel on UDP {}{}", config_.is_hub ? "hub" : "branch",
                [&] { std::ostringstream o; o << tunnel_->local_endpoint(); return o.str(); }(),
@@ -464,6 +465,7 @@ void Gateway::every_second() {
   }
   for (auto& [address, usage] : clients_) usage.memory_bytes = 0;
   for (auto& p : peers_) sweep_relays(p->relays, connection(p->index));
+  sweep_udp(t);
   log_held_back();
   if (++ticks_ % kCacheSaveEverySeconds == 0) {
     if (auto err = save_cache()) spdlog::warn("temporal cache {}: {}", config_.cache_file, *err);

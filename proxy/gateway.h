@@ -54,6 +54,8 @@
 #include "proxy/local_addresses.h"
 #include "proxy/relay.h"
 #include "proxy/tunnel_socket.h"
+#include "proxy/udp_branch.h"
+#include "proxy/udp_hub.h"
 
 namespace egw::proxy {
 
@@ -124,6 +126,14 @@ class Gateway final : public RelayOwner {
   void open_stream(const std::shared_ptr<Relay>& relay);
   // Hub
   void on_peer_stream(Peer& peer, const tunnel::StreamOpened& opened);
+  // UDP flows, both roles (gateway_udp.cc)
+  void start_udp();
+  void on_peer_flow_opened(Peer& peer, const tunnel::FlowOpened& opened);
+  void on_peer_flow_closed(Peer& peer, const tunnel::FlowClosed& closed);
+  void on_peer_datagram(Peer& peer, const tunnel::DatagramReceived& datagram);
+  void on_peer_connection_closed(Peer& peer);
+  void sweep_udp(Instant now);
+  void snapshot_udp(GatewaySnapshot& s) const;
   void connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpened& opened);
 
   // Peer `peer`'s allow list with the hub's live addresses.
@@ -157,6 +167,8 @@ class Gateway final : public RelayOwner {
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::unique_ptr<Classifier> classifier_;
   std::unique_ptr<LocalAddresses> local_;  // hub: its own addresses, kept current
+  std::unique_ptr<UdpHub> udp_hub_;        // with a `udp` section
+  std::unique_ptr<UdpBranch> udp_branch_;  // with udp.ports
   std::vector<std::byte> scratch_;
   boost::asio::steady_timer tick_;
   std::function<void()> drained_;

@@ -55,7 +55,11 @@ struct Gateway::Peer final : SessionHandler {
   void on_stream_closed(const tunnel::StreamClosed& e, Instant) override {
     if (Relay* r = by_stream(e.id)) r->on_stream_closed();
   }
+  void on_flow_opened(const tunnel::FlowOpened& e, Instant) override { gateway.on_peer_flow_opened(*this, e); }
+  void on_flow_closed(const tunnel::FlowClosed& e, Instant) override { gateway.on_peer_flow_closed(*this, e); }
+  void on_datagram_received(const tunnel::DatagramReceived& e, Instant) override { gateway.on_peer_datagram(*this, e); }
   void on_connection_closed(const tunnel::ConnectionClosed& e, Instant) override {
+    gateway.on_peer_connection_closed(*this);
     spdlog::warn("tunnel to {} closed: {} (code {:#x}); resetting {} connections", session().peer().name, e.reason,
                  e.error_code, streams.size());
     std::vector<Relay*> all;

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <linux/capability.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "proxy/nft_table.h"
 #include "proxy/privileges.h"
 #include "proxy/status_socket.h"
+#include "proxy/udp_route.h"
 
 namespace egw::proxy {
 
@@ -36,6 +38,15 @@ InterceptionRules interception_rules(const config::GatewayConfig& c) {
   r.bypass = c.interception.bypass;
   const auto colon = c.interception.listen.rfind(':');
   r.redirect_port = static_cast<std::uint16_t>(std::stoi(c.interception.listen.substr(colon + 1)));
+  if (c.udp.intercepts()) {
+    r.udp_ports = c.udp.ports;
+    if (c.udp.carry_quic) {  // QUIC as datagrams (classified as udp.class) instead of rejected
+      r.udp_ports.ranges.emplace_back(443, 443);
+      r.reject_quic = false;
+    }
+    r.udp_tproxy_port = static_cast<std::uint16_t>(std::stoi(c.udp.listen.substr(c.udp.listen.rfind(':') + 1)));
+    r.udp_mark = kUdpFwmark;
+  }
   for (const auto& peer : c.endpoint.peers) {
     if (!peer.endpoint) continue;
     config::IpPrefix host;
@@ -96,6 +107,12 @@ class Interception {
     // One batch: on failure the kernel applied none of it.
     if (auto err = NftTable::install(rules)) throw std::runtime_error("interception: " + *err);
     installed_ = true;
+    if (rules.udp_tproxy_port != 0) {
+      if (auto err = install_udp_route()) throw std::runtime_error("interception: " + *err);
+      udp_route_ = true;
+      spdlog::info("UDP to ports {} from the LAN to port {} (TPROXY, fwmark {:#x} -> table {})",
+                   rules.udp_ports.to_string(), rules.udp_tproxy_port, kUdpFwmark, kUdpRouteTable);
+    }
     spdlog::info("nftables table inet {} installed: TCP from the LAN to port {}", rules.table, rules.redirect_port);
   }
 
@@ -136,11 +153,16 @@ class Interception {
     installed_ = false;
     if (auto err = NftTable::remove(table_)) spdlog::warn("removing the nftables table: {}", *err);
     else spdlog::info("nftables table inet {} removed", table_);
+    if (udp_route_) {
+      udp_route_ = false;
+      if (auto err = remove_udp_route()) spdlog::warn("{}", *err);
+    }
   }
 
  private:
   std::string table_;
   bool installed_ = false;
+  bool udp_route_ = false;  // proxy/udp_route.h, with the table
 };
 
 void log_warnings(const config::GatewayConfig& c) {
@@ -149,7 +171,14 @@ void log_warnings(const config::GatewayConfig& c) {
 
 // After the sockets, before any thread: only CAP_NET_ADMIN from here on.
 void confine(const config::GatewayConfig& c) {
-  const PrivilegeDrop dropped = drop_privileges(c.user);
+  // The branch's UDP replies leave from the original destination's port:
+  // below 1024 (DNS, QUIC) binding it needs CAP_NET_BIND_SERVICE too.
+  bool low_port = c.udp.intercepts() && c.udp.carry_quic;
+  for (const auto& [lo, hi] : c.udp.intercepts() ? c.udp.ports.ranges : decltype(c.udp.ports.ranges){}) {
+    low_port = low_port || lo < 1024;
+  }
+  const std::uint64_t also_keep = low_port ? std::uint64_t{1} << CAP_NET_BIND_SERVICE : 0;
+  const PrivilegeDrop dropped = drop_privileges(c.user, also_keep);
   if (dropped.error) throw std::runtime_error(*dropped.error);
   spdlog::info("privileges: {}", dropped.summary);
   if (c.user.empty() && ::geteuid() == 0) {

@@ -24,6 +24,7 @@ GatewaySnapshot Gateway::snapshot() const {
     s.client_connections_max = std::max<std::uint64_t>(s.client_connections_max, usage.connections);
   }
   s.destinations_refused = counters_.destinations_refused;
+  snapshot_udp(s);
   s.config_reloads = counters_.reloads;
   s.config_reload_failures = counters_.reload_failures;
   s.memory_limit_bytes = config_.reloadable.limits.memory_bytes;

@@ -117,6 +117,17 @@ struct GatewaySnapshot {
   // buffers (send and reassembly), against limits.memory_bytes.
   std::uint64_t memory_in_use_bytes = 0;
   std::uint64_t memory_limit_bytes = 0;
+  // UDP flows carried as datagrams (the `udp` section): open now, opened,
+  // datagrams into the tunnel (sent) and out of it (received), dropped by
+  // reason (the gateway's: refused, flow_limit, client_limit, tunnel_down,
+  // send_error, too_large; the tunnel's: deadline, queue, unknown_flow,
+  // too_large, lost), and flows closed by reason (idle, peer_closed, refused).
+  std::uint64_t udp_flows_open = 0;
+  std::uint64_t udp_flows_opened = 0;
+  std::uint64_t udp_datagrams_sent = 0;
+  std::uint64_t udp_datagrams_received = 0;
+  std::map<std::string, std::uint64_t> udp_datagrams_dropped;
+  std::map<std::string, std::uint64_t> udp_flows_closed;
   std::uint64_t config_reloads = 0;
   std::uint64_t config_reload_failures = 0;
   // The span the ensembles' bytes_per_second_by_class were measured over

@@ -145,6 +145,14 @@ constexpr GatewayMetric kGatewayMetrics[] = {
      kCounter, [](const GatewaySnapshot& g) { return double(g.config_reload_failures); }},
     {"egw_uptime_seconds", "Time since the gateway started.", kGauge,
      [](const GatewaySnapshot& g) { return g.uptime_seconds; }},
+    {"egw_udp_flows_open", "UDP flows carried as tunnel datagrams, open now.", kGauge,
+     [](const GatewaySnapshot& g) { return double(g.udp_flows_open); }},
+    {"egw_udp_flows_opened_total", "UDP flows opened.", kCounter,
+     [](const GatewaySnapshot& g) { return double(g.udp_flows_opened); }},
+    {"egw_udp_datagrams_sent_total", "UDP datagrams read from a socket and queued in the tunnel.", kCounter,
+     [](const GatewaySnapshot& g) { return double(g.udp_datagrams_sent); }},
+    {"egw_udp_datagrams_received_total", "UDP datagrams from the tunnel sent on a socket.", kCounter,
+     [](const GatewaySnapshot& g) { return double(g.udp_datagrams_received); }},
 };
 
 // Counters by {reason}.
@@ -164,6 +172,12 @@ constexpr ReasonMetric kReasonMetrics[] = {
      &GatewaySnapshot::destinations_refused},
     {"egw_datagrams_dropped_total", "Tunnel datagrams dropped, by reason.",
      &GatewaySnapshot::datagrams_dropped},
+    {"egw_udp_datagrams_dropped_total",
+     "UDP datagrams dropped, by reason (deadline, queue, unknown_flow, too_large, lost, refused, flow_limit, "
+     "client_limit, tunnel_down, send_error).",
+     &GatewaySnapshot::udp_datagrams_dropped},
+    {"egw_udp_flows_closed_total", "UDP flows closed, by reason (idle, peer_closed, refused, tunnel_closed).",
+     &GatewaySnapshot::udp_flows_closed},
 };
 
 // The stream metrics are per peer: summed over that peer's ensembles, so a

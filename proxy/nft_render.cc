@@ -105,6 +105,16 @@ Expr fib_local() {
 
 Expr accept() { return {"accept", "{\"accept\":null}"}; }
 
+Expr set_mark(std::uint32_t mark) {
+  return {"meta mark set " + std::to_string(mark),
+          "{\"mangle\":{\"key\":{\"meta\":{\"key\":\"mark\"}},\"value\":" + std::to_string(mark) + "}}"};
+}
+
+Expr tproxy_v4(std::uint16_t port) {
+  return {"tproxy ip to :" + std::to_string(port),
+          "{\"tproxy\":{\"family\":\"ip\",\"port\":" + std::to_string(port) + "}}"};
+}
+
 Expr redirect(std::uint16_t port) {
   return {"redirect to :" + std::to_string(port), "{\"redirect\":{\"port\":" + std::to_string(port) + "}}"};
 }
@@ -145,6 +155,20 @@ std::vector<Chain> chains_of(const InterceptionRules& r) {
       }
     }
     chains.push_back(std::move(forward));
+  }
+  if (r.udp_tproxy_port != 0) {
+    // Mangle priority, before routing: the mark picks the policy route to
+    // the local host, and TPROXY hands the packet to our socket unchanged.
+    Chain tproxy{"udp_tproxy", "filter", "prerouting", "mangle", -150, {{fib_local(), accept()}}};
+    const Family& v4 = kFamilies[0];
+    if (const auto bypass = of_family(r.bypass, v4); !bypass.empty()) {
+      tproxy.rules.push_back({address_match(v4, "daddr", bypass), accept()});
+    }
+    if (const auto lan = of_family(r.lan, v4); !lan.empty()) {
+      tproxy.rules.push_back({address_match(v4, "saddr", lan), port_match("udp", r.udp_ports), set_mark(r.udp_mark),
+                              tproxy_v4(r.udp_tproxy_port), accept()});
+    }
+    chains.push_back(std::move(tproxy));
   }
   return chains;
 }

@@ -13,10 +13,17 @@
 //     chain forward {      # reject_quic only: type filter hook forward
 //       ip saddr { lan v4 } udp dport 443 reject with icmp port-unreachable
 //     }
+//     chain udp_tproxy {   # udp.ports only: type filter hook prerouting priority mangle
+//       fib daddr type local accept
+//       ip daddr { bypass v4 } accept
+//       ip saddr { lan v4 } udp dport { udp ports } meta mark set 0x4547 tproxy ip to :udp_port accept
+//     }
 //   }
 //
-// Only TCP is redirected, and only forwarded traffic: the gateway's own UDP
-// tunnel packets are locally generated and never pass prerouting.
+// TCP is redirected; the selected UDP (IPv4) goes to the UDP flows'
+// transparent socket by TPROXY, with the policy route of proxy/udp_route.h.
+// Only forwarded traffic: the gateway's own UDP tunnel packets are locally
+// generated and never pass prerouting.
 //
 // The table is ours alone: we create, replace and delete it whole and never
 // touch anyone else's. Replacing is one transaction (add; delete; create), so
@@ -44,6 +51,12 @@ struct InterceptionRules {
   // Destinations never intercepted (the hub's address, admin exceptions);
   // their QUIC is not rejected either.
   std::vector<config::IpPrefix> bypass;
+  // UDP flows (proxy/udp_branch.h): IPv4 UDP to these ports goes to the
+  // transparent socket on udp_tproxy_port (0: no UDP interception),
+  // marked udp_mark for the policy route.
+  config::PortRanges udp_ports;
+  std::uint16_t udp_tproxy_port = 0;
+  std::uint32_t udp_mark = 0;
 };
 
 // Why these rules cannot be installed (bad table name, no LAN prefix, port 0);

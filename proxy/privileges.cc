@@ -78,20 +78,25 @@ std::optional<Target> resolve(const std::string& user, std::string& error) {
   return std::nullopt;
 }
 
-// Every capability but CAP_NET_ADMIN out of the bounding set (needs CAP_SETPCAP).
-std::optional<std::string> shrink_bounding_set() {
+// Every capability but `keep`'s out of the bounding set (needs CAP_SETPCAP).
+std::optional<std::string> shrink_bounding_set(std::uint64_t keep) {
   for (int c = 0; c <= last_cap(); ++c) {
-    if (c == CAP_NET_ADMIN) continue;
+    if (keep & (std::uint64_t{1} << c)) continue;
     if (::prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno != EINVAL) return errno_text("PR_CAPBSET_DROP");
   }
   return std::nullopt;
 }
 
-std::string describe(std::uint64_t caps) { return caps == 0 ? "none" : caps == kNetAdmin ? "cap_net_admin" : "others"; }
+std::string describe(std::uint64_t caps) {
+  if (caps == 0) return "none";
+  if (caps == kNetAdmin) return "cap_net_admin";
+  if (caps == (kNetAdmin | std::uint64_t{1} << CAP_NET_BIND_SERVICE)) return "cap_net_admin, cap_net_bind_service";
+  return "others";
+}
 
 }  // namespace
 
-PrivilegeDrop drop_privileges(const std::string& user) {
+PrivilegeDrop drop_privileges(const std::string& user, std::uint64_t also_keep) {
   PrivilegeDrop out;
   const auto fail = [&](std::string why) {
     out.error = std::move(why);
@@ -110,7 +115,7 @@ PrivilegeDrop drop_privileges(const std::string& user) {
                                     ::getgid() != target->gid || ::getegid() != target->gid);
   bool bounded = false;
   if (before->effective & (std::uint64_t{1} << CAP_SETPCAP)) {
-    if (auto err = shrink_bounding_set()) return fail(*err);
+    if (auto err = shrink_bounding_set(kNetAdmin | also_keep)) return fail(*err);
     bounded = true;
   }
   if (switching) {
@@ -122,7 +127,7 @@ PrivilegeDrop drop_privileges(const std::string& user) {
     if (::setresuid(target->uid, target->uid, target->uid) != 0) return fail(errno_text(("user: setresuid for '" + user + "'").c_str()));
     ::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
   }
-  const std::uint64_t keep = before->permitted & kNetAdmin;
+  const std::uint64_t keep = before->permitted & (kNetAdmin | also_keep);
   // Started unprivileged (a file or ambient capability, a systemd sandbox
   // that may filter these calls): already confined, so a refused step is
   // noted, not fatal. As root every step must succeed.
@@ -148,7 +153,8 @@ PrivilegeDrop drop_privileges(const std::string& user) {
   }
   out.summary = "uid " + std::to_string(::geteuid()) + ", gid " + std::to_string(::getegid()) +
                 ", capabilities: " + describe(after->effective) +
-                (bounded ? ", bounding set: cap_net_admin" : ", bounding set as started (no CAP_SETPCAP)") +
+                (bounded ? ", bounding set: " + describe(kNetAdmin | also_keep)
+                         : std::string(", bounding set as started (no CAP_SETPCAP)")) +
                 (left.empty() ? ", no_new_privs" : left);
   return out;
 }

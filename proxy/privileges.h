@@ -14,6 +14,7 @@
 // Call it before any other thread exists: capabilities are per thread.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,9 @@ struct PrivilegeDrop {
   std::string summary;               // "uid 65534, gid 65534, capabilities: cap_net_admin, ..."
 };
 
-PrivilegeDrop drop_privileges(const std::string& user);
+// `also_keep`: more capabilities (a bit mask by CAP_* number) to keep beside
+// CAP_NET_ADMIN: CAP_NET_BIND_SERVICE for a branch whose UDP flows answer
+// from ports below 1024 (udp.ports with DNS, carry_quic; proxy/udp_branch.h).
+PrivilegeDrop drop_privileges(const std::string& user, std::uint64_t also_keep = 0);
 
 }  // namespace egw::proxy

@@ -97,6 +97,9 @@ struct TunnelSocket::Peer final : SessionHandler, tunnel::TransmitSink, tunnel::
   void on_stream_reset(const tunnel::StreamReset& e, Instant now) override { app->on_stream_reset(e, now); }
   void on_stream_closed(const tunnel::StreamClosed& e, Instant now) override { app->on_stream_closed(e, now); }
   void on_connection_closed(const tunnel::ConnectionClosed& e, Instant now) override { app->on_connection_closed(e, now); }
+  void on_flow_opened(const tunnel::FlowOpened& e, Instant now) override { app->on_flow_opened(e, now); }
+  void on_flow_closed(const tunnel::FlowClosed& e, Instant now) override { app->on_flow_closed(e, now); }
+  void on_datagram_received(const tunnel::DatagramReceived& e, Instant now) override { app->on_datagram_received(e, now); }
 
   TunnelSocket& owner;
   Session& session;

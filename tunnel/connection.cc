@@ -76,6 +76,7 @@ Connection::Impl::Impl(const ConnectionConfig& cfg, std::unique_ptr<PacketProtec
       recv_credit(cfg.connection_receive_window_bytes, kInitialConnectionCreditBytes,
                   cfg.connection_receive_window_max_bytes),
       last_activity(now) {
+  next_local_flow = cfg.is_client ? 0 : 1;
   // A peer without a handshake assumes the initial credit until told otherwise.
   max_data_pending = recv_credit.maximum() > kInitialConnectionCreditBytes;
   pmtu.base = pmtu.current = pmtu.low = config.max_datagram_bytes;
@@ -167,6 +168,12 @@ void Connection::Impl::apply_frame(const Frame& frame, Instant now) {
           }
         } else if constexpr (std::is_same_v<F, MaxStreamsFrame>) {
           on_max_streams_frame(f.maximum, now);
+        } else if constexpr (std::is_same_v<F, FlowOpenFrame>) {
+          on_flow_open_frame(f, now);
+        } else if constexpr (std::is_same_v<F, FlowCloseFrame>) {
+          on_flow_close_frame(f, now);
+        } else if constexpr (std::is_same_v<F, DatagramFrame>) {
+          on_datagram_frame(f);
         } else if constexpr (std::is_same_v<F, CloseFrame>) {
           closed = true;
           events.push_back(ConnectionClosed{f.error_code, f.reason});
@@ -655,7 +662,7 @@ bool Connection::Impl::credit_pending() const {
 
 bool Connection::Impl::control_pending() const {
   return max_data_pending || max_streams_pending || ping_pending || !pending_resets.empty() ||
-         !control_streams.empty();
+         !control_streams.empty() || flow_control_pending();
 }
 
 void Connection::Impl::close_with_error(std::uint64_t code, std::string reason) {
@@ -677,7 +684,11 @@ void Connection::Impl::ensure_ensemble(Instant now) {
     ensemble->add_member(id, s.content_class, now);
     if (s.backlogged) ensemble->set_backlogged(id, true, now);
   }
-  if (!streams.empty()) count_busy_period();
+  for (const auto& [id, f] : flows) {
+    ensemble->add_member(flow_member(id), f.content_class, now);
+    if (f.backlogged) ensemble->set_backlogged(flow_member(id), true, now);
+  }
+  if (!streams.empty() || !flows.empty()) count_busy_period();
 }
 
 // An ensemble started only for control frames (a keep-alive PING, a RESET,
@@ -696,8 +707,8 @@ void Connection::Impl::count_busy_period() {
 void Connection::Impl::maybe_retire_ensemble(Instant now) {
   // A pending MAX_DATA does not keep it alive: credit only matters to
   // streams, and it goes out with the next busy period's first packet.
-  if (!ensemble || !streams.empty() || !pending_resets.empty() || ping_pending ||
-      max_streams_pending) {
+  if (!ensemble || !streams.empty() || !flows.empty() || !pending_resets.empty() ||
+      !pending_flow_closes.empty() || ping_pending || max_streams_pending) {
     return;
   }
   const congestion::EnsembleStats es = ensemble->stats();
@@ -887,6 +898,7 @@ ConnectionStats Connection::stats() const {
   s.recv_buffered_bytes = impl_->recv_credit.unconsumed();
   s.recv_window_bytes = impl_->recv_credit.window();
   s.streams_open = impl_->streams.size();
+  s.flows.flows_open = impl_->flows.size();
   s.streams_blocked_by_limit = impl_->blocked_opens.size();
   s.pmtu_bytes = impl_->pmtu.current;
   s.ensemble = impl_->ensemble ? impl_->ensemble->stats() : impl_->last_ensemble_stats;

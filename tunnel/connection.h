@@ -29,6 +29,12 @@
 // tunnel/flow_control.h), so a connection without a handshake still works:
 // MAX_STREAM_DATA / MAX_DATA / MAX_STREAMS then raise the limits.
 //
+// Datagram flows (tunnel/flows.h): open_flow / send_datagram carry a UDP
+// flow as unreliable datagrams (RFC 9221 semantics), scheduled by class
+// beside the streams and counted in the same window, never retransmitted.
+// Events: FlowOpened when the peer's FLOW_OPEN arrives, DatagramReceived
+// per datagram, FlowClosed when the peer closed a flow (not for close_flow).
+//
 // Stream limit (RFC 9000 section 4.6): the peer may open at most
 // `peer.initial_max_streams` streams, raised by MAX_STREAMS as its streams
 // end. open_stream() never fails for that reason: a stream beyond the
@@ -36,6 +42,7 @@
 // data wait until MAX_STREAMS allows it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -136,6 +143,15 @@ struct ConnectionConfig {
   // (its `up`) and the peer's advertised receive rate: the connection gives
   // its ensemble send_rate_limit_bps() of the two.
   std::uint64_t max_receive_rate_bps = 0;
+  // Datagram flows. A datagram still queued this long after send_datagram
+  // is dropped (counted) instead of sent: late audio is worse than none.
+  // Per class (indexed by ContentClass); 0 takes datagram_deadline.
+  Duration datagram_deadline = ms(50);
+  std::array<Duration, kContentClassCount> datagram_deadline_by_class{};
+  // Datagrams a flow may queue; beyond it the oldest goes (counted).
+  std::size_t datagram_queue_datagrams = 64;
+  // Peer flows open at once; a FLOW_OPEN beyond it is refused (FLOW_CLOSE).
+  std::size_t max_incoming_flows = 4096;
 };
 
 // The rate this side may send at: min of its own configured rate and the
@@ -155,9 +171,28 @@ struct StreamReset { StreamId id; std::uint64_t error_code; };
 // Every byte we wrote and our FIN were acknowledged, and the peer's FIN was read.
 struct StreamClosed { StreamId id; };
 struct ConnectionClosed { std::uint64_t error_code; std::string reason; };
+struct FlowOpened { FlowId id; Destination destination; ContentClass content_class; };
+// The peer closed the flow (error_code 0) or refused it (a stream error code).
+struct FlowClosed { FlowId id; std::uint64_t error_code; };
+struct DatagramReceived { FlowId flow; std::vector<std::byte> data; };
 using ConnectionEvent =
     std::variant<StreamOpened, StreamReadable, StreamWritable, StreamReset, StreamClosed,
-                 ConnectionClosed>;
+                 ConnectionClosed, FlowOpened, FlowClosed, DatagramReceived>;
+
+// Datagram flow counts (ConnectionStats::flows).
+struct FlowStats {
+  std::uint64_t flows_open = 0;
+  std::uint64_t flows_opened = 0;   // local and peer, since the start
+  std::uint64_t flows_refused = 0;  // peer flows beyond max_incoming_flows
+  std::uint64_t datagrams_sent = 0;
+  std::uint64_t datagrams_received = 0;
+  std::uint64_t datagrams_lost = 0;  // in packets declared lost: never resent
+  // Dropped by this side, by reason.
+  std::uint64_t dropped_deadline = 0;      // older than the flow's deadline
+  std::uint64_t dropped_queue = 0;         // the flow's queue was full
+  std::uint64_t dropped_too_large = 0;     // larger than max_datagram_payload()
+  std::uint64_t dropped_unknown_flow = 0;  // received for a flow not open here
+};
 
 // A datagram poll_transmit wrote into the caller's buffer.
 struct Transmit {
@@ -216,6 +251,7 @@ struct ConnectionStats {
   std::uint64_t random_loss_rounds = 0;  // of loss_rounds: taken as random (`random_loss: veno`)
   std::uint64_t tail_probes = 0;  // PTOs answered by a probe (EnsembleConfig::tail_probes)
   std::uint64_t rtos = 0;         // retransmission timeouts: the window back to one packet
+  FlowStats flows;
   // The live ensemble's stats, or the last one's when none is live.
   congestion::EnsembleStats ensemble;
 };
@@ -274,6 +310,18 @@ class Connection {
   // The class the stream is scheduled with (ours, or the latest STREAM_CLASS
   // from the peer); nullopt for an unknown stream.
   std::optional<ContentClass> stream_class(StreamId id) const;
+
+  // Datagram flows. open_flow fails (nullopt) when the connection is closed.
+  std::optional<FlowId> open_flow(const Destination& destination, ContentClass cls, Instant now);
+  // Queues one datagram (copied); false when it was dropped at once (closed
+  // or unknown flow, larger than max_datagram_payload()).
+  bool send_datagram(FlowId flow, std::span<const std::byte> payload, Instant now);
+  // FLOW_CLOSE to the peer (reliably); queued datagrams are dropped.
+  void close_flow(FlowId flow, std::uint64_t error_code, Instant now);
+  bool flow_exists(FlowId flow) const;
+  // The largest datagram payload a packet carries on this path (the base
+  // datagram size, not what PMTU probing found: a probe may be undone).
+  std::size_t max_datagram_payload() const;
 
   void close(std::uint64_t error_code, std::string reason, Instant now);
   bool is_closed() const;

@@ -67,6 +67,9 @@ class ConnectionEventHandler {
   virtual void on_stream_reset(const StreamReset&, Instant /*now*/) {}
   virtual void on_stream_closed(const StreamClosed&, Instant /*now*/) {}
   virtual void on_connection_closed(const ConnectionClosed&, Instant /*now*/) {}
+  virtual void on_flow_opened(const FlowOpened&, Instant /*now*/) {}
+  virtual void on_flow_closed(const FlowClosed&, Instant /*now*/) {}
+  virtual void on_datagram_received(const DatagramReceived&, Instant /*now*/) {}
 };
 
 // Sends one datagram: the first Transmit::bytes of the driver's transmit
@@ -199,6 +202,9 @@ std::size_t BasicConnectionDriver<Conn>::dispatch_events(Instant now) {
           else if constexpr (std::is_same_v<E, StreamWritable>) handler_.on_stream_writable(e, now);
           else if constexpr (std::is_same_v<E, StreamReset>) handler_.on_stream_reset(e, now);
           else if constexpr (std::is_same_v<E, StreamClosed>) handler_.on_stream_closed(e, now);
+          else if constexpr (std::is_same_v<E, FlowOpened>) handler_.on_flow_opened(e, now);
+          else if constexpr (std::is_same_v<E, FlowClosed>) handler_.on_flow_closed(e, now);
+          else if constexpr (std::is_same_v<E, DatagramReceived>) handler_.on_datagram_received(e, now);
           else {
             static_assert(std::is_same_v<E, ConnectionClosed>, "a new ConnectionEvent needs a handler");
             handler_.on_connection_closed(e, now);

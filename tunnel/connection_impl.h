@@ -35,6 +35,7 @@
 #include "tunnel/ack_tracker.h"
 #include "tunnel/connection.h"
 #include "tunnel/flow_control.h"
+#include "tunnel/flows.h"
 #include "tunnel/range_set.h"
 #include "tunnel/recv_stream.h"
 #include "tunnel/send_stream.h"
@@ -197,6 +198,31 @@ struct Connection::Impl {
   // Tells the ensemble when what `s` could send changed (see invariants).
   void update_backlog(Stream& s, Instant now);
 
+  // --- datagram flows (connection_flows.cc) ---
+  void on_flow_open_frame(const FlowOpenFrame& f, Instant now);
+  void on_flow_close_frame(const FlowCloseFrame& f, Instant now);
+  void on_datagram_frame(const DatagramFrame& f);
+  Flow* find_flow(FlowId id);
+  Flow& create_flow(FlowId id, bool local, const Destination& destination, ContentClass cls,
+                    Instant now);
+  void remove_flow(FlowId id, Instant now);
+  // Queues a FLOW_CLOSE; false, with the connection closed, at kMaxPendingFlowCloses.
+  bool queue_flow_close(const FlowCloseFrame& close);
+  Duration datagram_deadline(ContentClass cls) const;
+  // Drops the datagrams at the front older than the flow's deadline.
+  void drop_expired(Flow& f, Instant now);
+  void update_flow_backlog(Flow& f, Instant now);
+  bool flow_control_pending() const;
+  void write_flow_control_frames(WireWriter& w);
+  void write_datagram_frames(Flow& f, WireWriter& w, SentEntry& entry, Instant now);
+  // Bytes the front datagram of `f` needs in a packet (with its FLOW_OPEN).
+  std::size_t datagram_frame_need(const Flow& f) const;
+  // A backlogged flow that may send now (when connection credit holds the
+  // streams back, or the scheduler picked a flow whose datagrams expired).
+  std::optional<congestion::MemberId> pick_flow(Instant now);
+  void on_flow_controls_acked(const SentEntry& e);
+  std::size_t datagram_payload_limit() const;
+
   // --- send path (connection_send.cc) ---
   std::optional<Transmit> poll_transmit(Instant now, std::span<std::byte> buffer);
   std::optional<Transmit> build_close(std::span<std::byte> buffer);
@@ -306,6 +332,15 @@ struct Connection::Impl {
 
   SendCredit send_credit;
   RecvCredit recv_credit;
+
+  // Datagram flows: every flow not yet closed is a member of the ensemble.
+  std::unordered_map<FlowId, Flow> flows;
+  FlowId next_local_flow = 0;
+  RangeSet peer_flow_ids_seen;  // peer flow indexes (id / 2) ever opened
+  std::size_t peer_flow_count = 0;
+  std::size_t backlogged_flow_count = 0;
+  std::vector<FlowId> flow_opens_pending;  // flows with open_pending set
+  RingDeque<FlowCloseFrame> pending_flow_closes;
 
   RingDeque<ConnectionEvent> events;
   ConnectionStats stats;

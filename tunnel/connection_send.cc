@@ -46,7 +46,10 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   // MAX_STREAMS (the peer may be waiting for it to open any stream) or a
   // keep-alive PING can be pending without a stream; anything else waits for
   // the next stream.
-  if (!ensemble && (!pending_resets.empty() || max_streams_pending || ping_pending)) ensure_ensemble(now);
+  if (!ensemble && (!pending_resets.empty() || !pending_flow_closes.empty() || max_streams_pending ||
+                    ping_pending)) {
+    ensure_ensemble(now);
+  }
 
   const auto deadline = ack_tracker.ack_deadline();
   const bool ack_due = deadline && *deadline <= now;
@@ -68,6 +71,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   if (!eliciting_allowed && !ack_due) {
     if (ensemble) {
       const bool want = control_pending() || !retransmit_streams.empty() ||
+                        backlogged_flow_count > 0 ||
                         (backlogged_count > 0 && send_credit.available() > 0);
       if (want) pacing_release = ensemble->next_pacing_release(now);
     }
@@ -80,7 +84,10 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   SentEntry& entry = history.begin(next_packet_number);
   if (ack_due || (eliciting_allowed && ack_tracker.has_unacked_packets())) {
     // Leave most of a data packet to data; a due ACK alone may use it all.
-    const std::size_t ack_budget = eliciting_allowed ? budget / 4 : budget;
+    std::size_t ack_budget = eliciting_allowed ? budget / 4 : budget;
+    // A datagram cannot be split: a piggybacked ACK leaves it room.
+    Flow* flow = member && is_flow_member(*member) ? find_flow(flow_of_member(*member)) : nullptr;
+    if (flow && !ack_due) ack_budget = std::min(ack_budget, budget - std::min(budget, datagram_frame_need(*flow)));
     if (auto ack = ack_tracker.ack_frame(now, std::min(ack_budget, w.remaining()))) {
       encode_frame(w, *ack);
       entry.carries_ack = true;
@@ -91,19 +98,24 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   }
   if (eliciting_allowed) {
     write_control_frames(w);
-    if (member) write_stream_frames(streams.at(*member), w, entry, now);
+    if (member && is_flow_member(*member)) {
+      if (Flow* f = find_flow(flow_of_member(*member))) write_datagram_frames(*f, w, entry, now);
+    } else if (member) {
+      write_stream_frames(streams.at(*member), w, entry, now);
+    }
   }
   if (w.written() == 0) {
     history.discard_back();
     return std::nullopt;
   }
 
-  const bool eliciting = entry.chunk_count > 0 || entry.control_count > 0;
+  const bool eliciting = entry.chunk_count > 0 || entry.control_count > 0 || entry.datagram_count > 0;
   const PacketNumber number = next_packet_number;
   Transmit t{seal(buffer, w.written()), false, eliciting};
   entry.bytes = static_cast<std::uint32_t>(t.bytes);
   if (eliciting) {
-    const congestion::MemberId charged = entry.chunk_count > 0 ? entry.stream_id : kControlMember;
+    const congestion::MemberId charged =
+        entry.chunk_count > 0 || entry.datagram_count > 0 ? entry.stream_id : kControlMember;
     t.low_priority = ensemble->on_packet_sent({number, charged, t.bytes, now, true});
     entry.state = SentState::in_flight;
     // RFC 9000 section 10.1: the first ack-eliciting packet after a receipt
@@ -126,8 +138,19 @@ std::optional<StreamId> Connection::Impl::pick_data_member(Instant now) {
   }
   // The ensemble knows which streams are backlogged (update_backlog); the
   // connection-level credit is checked here, once, for all of them.
-  if (send_credit.available() == 0) return std::nullopt;
-  return ensemble->pick_sender(now);
+  // Datagrams need none: without it only a flow may send.
+  if (send_credit.available() == 0) return pick_flow(now);
+  // A flow whose datagrams all expired is no sender after all: ask again
+  // (it is no longer backlogged, so this ends).
+  for (std::size_t tries = 0; tries <= flows.size(); ++tries) {
+    const std::optional<StreamId> picked = ensemble->pick_sender(now);
+    if (!picked || !is_flow_member(*picked)) return picked;
+    Flow* f = find_flow(flow_of_member(*picked));
+    if (!f) return std::nullopt;
+    drop_expired(*f, now);
+    if (f->backlogged) return picked;
+  }
+  return std::nullopt;
 }
 
 void Connection::Impl::write_control_frames(WireWriter& w) {
@@ -171,6 +194,7 @@ void Connection::Impl::write_control_frames(WireWriter& w) {
     control_streams.erase_at(i);
   }
   if (control_streams.empty()) stream_credit_urgent = false;
+  write_flow_control_frames(w);
   if (ping_pending && try_write(PingFrame{})) {
     ping_pending = false;
     history.add_control(SentPing{});
@@ -381,6 +405,13 @@ struct Connection::Impl::ControlLost {
     // Always current: the peer needs it to settle its credit.
     m.pending_resets.push_back(f.frame);
   }
+  void operator()(const SentFlowOpen& f) const {
+    Flow* flow = m.find_flow(f.flow_id);
+    if (!flow || flow->open_acked || flow->open_pending) return;
+    flow->open_pending = true;
+    m.flow_opens_pending.push_back(f.flow_id);
+  }
+  void operator()(const SentFlowClose& f) const { m.queue_flow_close(f.frame); }
 
   void requeue(Stream& s, bool& pending_flag) const {
     pending_flag = true;
@@ -392,6 +423,7 @@ void Connection::Impl::on_packet_acked(PacketNumber number) {
   SentEntry* e = history.find(number);
   if (!e || e->state != SentState::in_flight) return;
   on_pmtu_packet_fate(*e, true);
+  if (e->control_count > 0 && !flows.empty()) on_flow_controls_acked(*e);
   if (e->chunk_count > 0) {
     if (Stream* s = find(e->stream_id)) {
       for (std::uint32_t i = 0; i < e->chunk_count; ++i) {
@@ -410,6 +442,7 @@ void Connection::Impl::on_packet_lost(PacketNumber number, Instant now) {
   SentEntry* e = history.find(number);
   if (!e || e->state != SentState::in_flight) return;
   on_pmtu_packet_fate(*e, false);
+  stats.flows.datagrams_lost += e->datagram_count;  // gone for good: RFC 9221
   if (e->chunk_count > 0) {
     if (Stream* s = find(e->stream_id)) {
       for (std::uint32_t i = 0; i < e->chunk_count; ++i) {
@@ -474,7 +507,7 @@ std::optional<Instant> Connection::Impl::idle_deadline() const {
 // With streams open (or keep_alive), a PING every idle_timeout / 2 keeps a
 // quiet but live connection (an idle proxied TCP session) from timing out.
 std::optional<Instant> Connection::Impl::keepalive_deadline() const {
-  if (streams.empty() && !config.keep_alive) return std::nullopt;
+  if (streams.empty() && flows.empty() && !config.keep_alive) return std::nullopt;
   Instant since = last_activity;
   if (last_keepalive) since = std::max(since, *last_keepalive);
   const Duration half = config.idle_timeout / 2;

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common/overloaded.h"
+#include "tunnel/flow_frame_codec.h"
 #include "tunnel/varint.h"
 #include "tunnel/wire_reader.h"
 
@@ -202,6 +203,9 @@ bool parse_one(WireReader& r, std::uint8_t type, Frame& out) {
       out = MaxStreamsFrame{*maximum};
       return true;
     }
+    case FrameType::flow_open: return store(out, parse_flow_open(r));
+    case FrameType::flow_close: return store(out, parse_flow_close(r));
+    case FrameType::datagram: return store(out, parse_datagram(r));
   }
   return false;  // unknown type: the whole packet is rejected
 }
@@ -239,6 +243,9 @@ std::size_t encoded_size(const Frame& frame) {
             return 1 + varint_size(f.error_code) + varint_size(length) + length;
           },
           [](const MaxStreamsFrame& f) -> std::size_t { return 1 + varint_size(f.maximum); },
+          [](const FlowOpenFrame& f) -> std::size_t { return encoded_size(f); },
+          [](const FlowCloseFrame& f) -> std::size_t { return encoded_size(f); },
+          [](const DatagramFrame& f) -> std::size_t { return encoded_size(f); },
       },
       frame);
 }
@@ -304,6 +311,9 @@ void encode_frame(WireWriter& w, const Frame& frame) {
             type(FrameType::max_streams);
             w.write_varint(f.maximum);
           },
+          [&](const FlowOpenFrame& f) { encode_flow_frame(w, f); },
+          [&](const FlowCloseFrame& f) { encode_flow_frame(w, f); },
+          [&](const DatagramFrame& f) { encode_flow_frame(w, f); },
       },
       frame);
 }
@@ -434,6 +444,8 @@ bool frames_equal(const Frame& a, const Frame& b) {
         } else if constexpr (std::is_same_v<T, StreamFrame>) {
           return x.stream_id == y.stream_id && x.offset == y.offset && x.fin == y.fin &&
                  std::ranges::equal(x.data, y.data);
+        } else if constexpr (std::is_same_v<T, DatagramFrame>) {
+          return x.flow_id == y.flow_id && std::ranges::equal(x.data, y.data);
         } else {
           return x == y;
         }

@@ -34,6 +34,9 @@ enum class FrameType : std::uint8_t {
   stream_class = 0x09,
   close = 0x0a,
   max_streams = 0x0b,
+  flow_open = 0x0c,  // datagram flows: tunnel/flow_frame_codec.h
+  flow_close = 0x0d,
+  datagram = 0x0e,
 };
 
 // Bytes encode_frame() appends for `frame`. Preconditions for both: every

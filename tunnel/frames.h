@@ -140,8 +140,30 @@ struct CloseFrame {
 };
 inline constexpr std::size_t kMaxCloseReasonBytes = 256;
 
+// Unreliable datagram flows (RFC 9221 semantics, tunnel/flows.h): a flow is
+// opened and closed by reliable control frames; its DATAGRAM frames are never
+// retransmitted. Flow ids have the parity of stream ids (the branch opens
+// even ones) but a space of their own.
+using FlowId = std::uint64_t;
+struct FlowOpenFrame {
+  FlowId flow_id = 0;
+  Destination destination;
+  ContentClass content_class = ContentClass::bulk;
+  bool operator==(const FlowOpenFrame&) const = default;
+};
+struct FlowCloseFrame {
+  FlowId flow_id = 0;
+  std::uint64_t error_code = 0;  // 0: closed normally; else a stream error (error_codes.h)
+  bool operator==(const FlowCloseFrame&) const = default;
+};
+struct DatagramFrame {
+  FlowId flow_id = 0;
+  std::span<const std::byte> data;  // points into the packet being parsed or built
+};
+
 using Frame = std::variant<PaddingFrame, PingFrame, AckFrame, StreamOpenFrame, StreamFrame,
                            ResetStreamFrame, MaxDataFrame, MaxStreamDataFrame, StreamClassFrame,
-                           CloseFrame, MaxStreamsFrame>;
+                           CloseFrame, MaxStreamsFrame, FlowOpenFrame, FlowCloseFrame,
+                           DatagramFrame>;
 
 }  // namespace egw::tunnel

@@ -40,8 +40,11 @@ struct SentMaxData { std::uint64_t maximum = 0; };
 struct SentReset { ResetStreamFrame frame; };
 struct SentPing {};
 struct SentMaxStreams { std::uint64_t maximum = 0; };
+struct SentFlowOpen { FlowId flow_id = 0; };
+struct SentFlowClose { FlowCloseFrame frame; };
 using SentControl = std::variant<SentPing, SentStreamOpen, SentStreamClass, SentMaxStreamData,
-                                 SentMaxData, SentReset, SentMaxStreams>;
+                                 SentMaxData, SentReset, SentMaxStreams, SentFlowOpen,
+                                 SentFlowClose>;
 
 enum class SentState : std::uint8_t {
   settled,    // acknowledged, or nothing to act on (ACK-only, CLOSE)
@@ -53,8 +56,9 @@ struct SentEntry {
   SentState state = SentState::settled;
   bool carries_ack = false;        // it carried an ACK frame ...
   PacketNumber largest_acked = 0;  // ... whose largest number was this
-  StreamId stream_id = 0;          // of its chunks
+  StreamId stream_id = 0;          // of its chunks (or its datagrams' flow member)
   std::uint32_t chunk_count = 0;
+  std::uint32_t datagram_count = 0;  // DATAGRAM frames: counted if lost, never resent
   std::uint32_t control_count = 0;
   std::uint32_t bytes = 0;          // datagram size (path MTU black-hole detection)
   std::uint64_t first_chunk = 0;    // sequence numbers in the frame rings

@@ -164,8 +164,8 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  // egw_info, egw_build_info + 16 gateway + 4 by reason + 18 ensemble + egw_tunnel_cipher + 3 stream
-  EXPECT_EQ(type.size(), 44u);
+  // egw_info, egw_build_info + 20 gateway + 6 by reason + 18 ensemble + egw_tunnel_cipher + 3 stream
+  EXPECT_EQ(type.size(), 50u);
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {

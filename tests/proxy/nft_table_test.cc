@@ -58,6 +58,33 @@ TEST(NftScript, RejectsQuicFromTheLanButNotToBypassedDestinations) {
   EXPECT_FALSE(contains(render_nft_script(dual_stack()), "forward"));
 }
 
+// UDP flows (udp.ports): IPv4 UDP from the LAN to the transparent socket by
+// TPROXY with the policy route's mark, in a mangle-priority prerouting chain;
+// bypassed and local destinations are left alone.
+TEST(NftScript, UdpFlowsByTproxy) {
+  InterceptionRules r = dual_stack();
+  r.udp_ports = ports("3478-3481,5060");
+  r.udp_tproxy_port = 15002;
+  r.udp_mark = 0x4547;
+  const std::string script = render_nft_script(r);
+  EXPECT_TRUE(contains(script,
+                       "\tchain udp_tproxy {\n"
+                       "\t\ttype filter hook prerouting priority mangle; policy accept;\n"
+                       "\t\tfib daddr type local accept\n"
+                       "\t\tip daddr 203.0.113.9/32 accept\n"
+                       "\t\tip saddr { 10.77.1.0/24, 192.168.0.0/16 } udp dport { 3478-3481, 5060 } "
+                       "meta mark set 17735 tproxy ip to :15002 accept\n"
+                       "\t}\n"))
+      << script;
+  const std::string json = render_nft_json(r);
+  EXPECT_TRUE(contains(json, "\"name\":\"udp_tproxy\",\"type\":\"filter\",\"hook\":\"prerouting\",\"prio\":-150"))
+      << json;
+  EXPECT_TRUE(contains(json, "{\"mangle\":{\"key\":{\"meta\":{\"key\":\"mark\"}},\"value\":17735}},"
+                             "{\"tproxy\":{\"family\":\"ip\",\"port\":15002}},{\"accept\":null}"))
+      << json;
+  EXPECT_FALSE(contains(render_nft_script(dual_stack()), "udp_tproxy"));
+}
+
 TEST(NftScript, EveryPortAndOneFamily) {
   InterceptionRules r;
   r.table = "egw_branch";
