@@ -3,9 +3,14 @@
 # (default build/peers/bin) and reuses them when present:
 #   wireguard-go   golang.zx2c4.com/wireguard@latest, from the Go module proxy
 #   kcptun-client, kcptun-server   github.com/xtaci/kcptun
+# and checks the Debian packages of bench/gateway's other contenders, haproxy
+# and shadowsocks-libev (installed with apt-get when run as root, else named):
+# bench-only, like the peers, so neither scripts/install-deps.sh nor the
+# tests need them.
 #
 #   bench/secure_tunnel/peers.sh [PEERS_DIR]
 #   EGW_PEERS_REBUILD=1   rebuild (e.g. to pick up a newer @latest)
+#   EGW_PEERS_NO_KCPTUN=1 skip kcptun (no access to github.com; bench/gateway --dataplane needs none)
 #   GO=/path/to/go        the Go toolchain (default: go on PATH, else /usr/local/go/bin/go)
 #   KCPTUN_GIT=DIR        a clone of github.com/xtaci/kcptun (see below)
 #
@@ -24,6 +29,20 @@ bin=$peers/bin
 mkdir -p "$bin"
 kcptun_commit=f788cbb
 
+debs=(haproxy shadowsocks-libev)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]]; then
+    echo "peers.sh: apt-get install ${missing[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  else
+    echo "peers.sh: bench/gateway's haproxy and shadowsocks contenders need ${missing[*]} (apt-get install, as root)" >&2
+  fi
+fi
+
 go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 [[ -x $go ]] || { echo "peers.sh: no Go toolchain (set GO=/path/to/go)" >&2; exit 1; }
 
@@ -40,7 +59,7 @@ if ! fresh wireguard-go; then
   rmdir "$tmp"
 fi
 
-if ! fresh kcptun-client || ! fresh kcptun-server; then
+if [[ -z ${EGW_PEERS_NO_KCPTUN:-} ]] && { ! fresh kcptun-client || ! fresh kcptun-server; }; then
   tmp=$(mktemp -d)
   echo "peers.sh: go install github.com/xtaci/kcptun/{client,server}@latest" >&2
   if GOBIN=$tmp "$go" install github.com/xtaci/kcptun/client@latest github.com/xtaci/kcptun/server@latest; then
@@ -65,9 +84,12 @@ fi
 # The module versions actually built (go version -m reads the build info).
 {
   for b in wireguard-go kcptun-client kcptun-server; do
+    [[ -x $bin/$b ]] || continue
     printf '%s %s\n' "$b" "$("$go" version -m "$bin/$b" | awk '$1=="mod"{print $2" "$3; exit}')"
   done
-  printf 'kcp-go %s\n' "$("$go" version -m "$bin/kcptun-client" | awk '$1=="dep" && $2 ~ /kcp-go/{print $3; exit}')"
+  if [[ -x $bin/kcptun-client ]]; then
+    printf 'kcp-go %s\n' "$("$go" version -m "$bin/kcptun-client" | awk '$1=="dep" && $2 ~ /kcp-go/{print $3; exit}')"
+  fi
   printf 'go %s\n' "$("$go" env GOVERSION)"
-  cat "$peers/kcptun-source.txt"
+  cat "$peers/kcptun-source.txt" 2>/dev/null || true
 } > "$peers/versions.txt"
