@@ -35,7 +35,7 @@ std::string lowercase(std::string_view s) {
   return out;
 }
 
-const std::string kClassNames = "html, script, image, bulk";
+const std::string kClassNames{kContentClassNames};
 
 ContentClass class_named(const Reader& r, const YAML::Node& node, const std::string& name, const std::string& text) {
   const auto c = content_class_from_string(text);

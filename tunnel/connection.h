@@ -136,6 +136,10 @@ struct ConnectionConfig {
   // (its `up`) and the peer's advertised receive rate: the connection gives
   // its ensemble send_rate_limit_bps() of the two.
   std::uint64_t max_receive_rate_bps = 0;
+  // The peer schedules the application categories (ContentClass realtime and
+  // after, wire values 4-7). An older peer fails a frame carrying one, so
+  // without this the class hints it gets are nearest_content_type().
+  bool peer_knows_categories = false;
 };
 
 // The rate this side may send at: min of its own configured rate and the
