@@ -125,6 +125,14 @@ std::string class_rates(const GatewaySnapshot& s, const EnsembleSnapshot& e) {
   return out;
 }
 
+// "html/script/image/bulk/realtime/interactive/web/streaming": the order of
+// the per-class columns.
+std::string class_names() {
+  std::string out;
+  for (int c = 0; c < kContentClassCount; ++c) out += (c ? "/" : "") + std::string(to_string(static_cast<ContentClass>(c)));
+  return out;
+}
+
 void ensembles(std::string& out, const GatewaySnapshot& s) {
   if (s.ensembles.empty()) {
     out += "no ensembles\n";
@@ -134,7 +142,7 @@ void ensembles(std::string& out, const GatewaySnapshot& s) {
     out += "rates: bytes/s per class over the last " + format("%.1f", s.rate_window_seconds) + " s\n";
   }
   Table table({"PEER", "KEY", "STATE", "ADDRESS", "LAW", "CWND", "SSTHRESH", "SRTT", "INFLIGHT", "LOST/SENT",
-               "LOSS ROUNDS", "STREAMS html/script/image/bulk", "RATE html/script/image/bulk"});
+               "LOSS ROUNDS", "STREAMS " + class_names(), "RATE " + class_names()});
   for (const auto& e : s.ensembles) {
     std::string streams;
     for (int c = 0; c < kContentClassCount; ++c) streams += (c ? "/" : "") + number(e.streams_by_class[c]);

@@ -159,7 +159,7 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  EXPECT_EQ(type.size(), 42u);  // egw_info, egw_build_info + 15 gateway + 4 by reason + 18 ensemble + 3 stream
+  EXPECT_EQ(type.size(), 45u);  // egw_info, egw_build_info + 15 gateway + 4 by reason + 3 classification + 18 ensemble + 3 stream
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {
