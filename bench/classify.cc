@@ -53,7 +53,7 @@ void BM_OpenWithSni(benchmark::State& state) {
     benchmark::DoNotOptimize(d);
     ++i;
   }
-  state.SetLabel("253 corpus names, round robin");
+  state.SetLabel("the corpus names, round robin");
 }
 BENCHMARK(BM_OpenWithSni);
 
