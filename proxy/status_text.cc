@@ -93,6 +93,9 @@ void header(std::string& out, const GatewaySnapshot& s) {
   reasons(out, "connections refused", s.connections_refused);
   reasons(out, "destinations refused", s.destinations_refused);
   reasons(out, "datagrams dropped", s.datagrams_dropped);
+  reasons(out, "streams by application", s.streams_by_application);
+  reasons(out, "streams classified by", s.streams_classified);
+  if (s.streams_decayed_to_bulk) out += "  streams decayed to bulk: " + number(s.streams_decayed_to_bulk) + "\n";
   if (s.initiations_processed || s.cookie_replies_sent) {
     out += "  handshake initiations: " + number(s.initiations_processed) + " processed, " +
            number(s.cookie_replies_sent) + " answered with a cookie\n";

@@ -84,6 +84,7 @@ assert d['commit'] == ')" + std::string(build_commit()) + R"('
 assert d['role'] == 'hub' and d['uptime_seconds'] == 12.5
 assert d['connections_open'] == 7 and d['connections_accepted'] == 123
 assert d['connections_refused'] == {'connect_timeout': 3}
+assert d['streams_classified'] == {} and d['streams_by_application'] == {} and d['streams_decayed_to_bulk'] == 0
 assert d['destinations_refused'] == {}
 assert d['datagrams_dropped'] == {'bad_mac1': 9}
 assert d['config_reloads'] == 2 and d['config_reload_failures'] == 1

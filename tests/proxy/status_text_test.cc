@@ -87,6 +87,17 @@ TEST(StatusText, RatesPerClassInTheLastColumn) {
   EXPECT_TRUE(contains(text, "2/0/1/5/0/0/0/0" + std::string(52, ' ') + "1.2M/0/9.5K/512/0/0/0/0\n"));
 }
 
+TEST(StatusText, ClassificationByApplicationAndStage) {
+  auto s = snapshot();
+  s.streams_by_application = {{"YouTube", 2}, {"Zoom", 3}};
+  s.streams_classified = {{"learned", 1}, {"sni_detector", 5}};
+  s.streams_decayed_to_bulk = 1;
+  const auto text = render_status(s);
+  EXPECT_TRUE(contains(text, "\n  streams by application: YouTube 2, Zoom 3\n"
+                             "  streams classified by: learned 1, sni_detector 5\n"
+                             "  streams decayed to bulk: 1\n"));
+}
+
 TEST(StatusText, EmptyGateway) {
   GatewaySnapshot s;
   s.role = "hub";
