@@ -68,12 +68,22 @@ std::string endpoint_text(const tcp::endpoint& e) {
   return s.str();
 }
 
+namespace {
+// The hub classifies by its destination rules and the branch's hint (and
+// Content-Type): application detection would cost it nDPI's ~7 MB for nothing.
+config::ClassifyConfig classify_config(const config::GatewayConfig& c) {
+  config::ClassifyConfig k = c.reloadable.classify;
+  if (c.is_hub) k.detect_applications = false;
+  return k;
+}
+}  // namespace
+
 Gateway::Gateway(asio::io_context& io, config::GatewayConfig config)
     : io_(io),
       config_(std::move(config)),
       started_(std::chrono::steady_clock::now()),
       cache_(config_.cache),
-      classifier_(std::make_unique<Classifier>(config_.reloadable.classify)),
+      classifier_(std::make_unique<Classifier>(classify_config(config_))),
       scratch_(kScratchBytes),
       tick_(io) {
   if (!config_.cache_file.empty()) {
@@ -109,7 +119,7 @@ std::unique_ptr<TimestampFile> Gateway::timestamp_file() const {
 }
 
 void Gateway::start() {
-  if (config_.reloadable.classify.detect_applications) {
+  if (classify_config(config_).detect_applications) {
     spdlog::info("application detection: nDPI {} ready (built in {:.0f} ms, once per process)", NdpiDetector::version(),
                  NdpiDetector::shared().init_ms());
   }
@@ -532,7 +542,7 @@ void Gateway::reload(const config::ReloadPlan& plan) {
   // The learned cache survives a reload unless its size changed.
   auto learned = classifier_->cache();
   if (learned->capacity() != config_.reloadable.classify.learned_cache_entries) learned = nullptr;
-  classifier_ = std::make_unique<Classifier>(config_.reloadable.classify, nullptr, learned);
+  classifier_ = std::make_unique<Classifier>(classify_config(config_), nullptr, learned);
   for (auto& p : peers_) {
     p->policy = policy_of(p->index);
     p->session().set_scheduler_config(config_.reloadable.scheduler);
