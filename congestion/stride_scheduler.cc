@@ -104,7 +104,7 @@ void StrideScheduler::add(MemberId id, ContentClass cls) {
   }
   // Starts level with the virtual time: no credit for the time before it existed.
   Member& m = pool_[index];
-  m = Member{cls, 0, 0, 0, kNotReady, kOtherHeap};
+  m = Member{cls, kOtherHeap, 0, 0, 0, kNotReady};
   m.heap = heap_for(m);
   m.pass = virtual_pass_[m.heap];
   m.tickets = tickets_for(m);

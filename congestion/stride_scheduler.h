@@ -152,11 +152,11 @@ class StrideScheduler {
 
   struct Member {
     ContentClass cls = ContentClass::bulk;
+    std::uint8_t heap = kOtherHeap;  // heap_for(*this); beside cls: no padding added per member
     std::uint64_t pass = 0;          // virtual time of this member's next packet
     std::uint64_t packets_sent = 0;  // drives ticket decay
     std::uint32_t tickets = 1;       // cached tickets_for(*this)
     std::size_t heap_index = kNotReady;
-    std::uint8_t heap = kOtherHeap;  // heap_for(*this), kept while in one
   };
   // A heap slot carries its sort key and where its Member lives in the pool,
   // so sifting compares slots and updates heap indexes without hashing.
