@@ -310,7 +310,7 @@ std::optional<MemberId> Ensemble::Impl::pick_joiner(Instant now) const {
   // join shares the window, it does not buy precedence.
   const SchedulerConfig& sc = config.scheduler;
   std::optional<ContentClass> preempting;  // the class of a sendable member that goes first
-  const bool realtime_first = has_realtime_precedence(sc.policy) && scheduler.realtime_below_cap();
+  const bool realtime_first = scheduler.realtime_ready() && scheduler.realtime_below_cap();
   if (sc.policy == SchedulingPolicy::preempt || realtime_first) {
     const auto top = scheduler.pick([&](MemberId id) { return !join_of(id); });
     if (top && gate(*top, now).open()) {

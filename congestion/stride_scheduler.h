@@ -136,6 +136,8 @@ class StrideScheduler {
   std::uint64_t ready_tickets() const { return ready_tickets_; }
   // Whether realtime may go first now (below its cap); for tests and status.
   bool realtime_below_cap() const;
+  // Whether a realtime member is ready (in the realtime heap); O(1).
+  bool realtime_ready() const { return !heaps_[kRealtimeHeap].empty(); }
   std::size_t size() const;
   bool contains(MemberId id) const;
 
