@@ -43,16 +43,18 @@
 // Ticket totals (all members, ready members) are kept as running sums.
 //
 // Realtime (issue 21). Under the content and preempt policies, realtime
-// members (calls) live in their own heap with their own virtual time and go
-// strictly first while realtime's share of the packets sent stays under
-// realtime_cap_percent; past it they wait while anyone else is ready, so
-// nothing starves. The share is a deficit counter, O(1) per packet: every
-// packet sent while non-realtime members are ready earns realtime
-// cap_percent, every realtime packet then costs 100; realtime may go first
-// while the counter is >= 0 (its share so far within the cap). The counter is clamped to
-// +-kRealtimeBurstPackets packets, so an idle call gets at most a short
-// burst ahead and a call that ran alone (nothing else ready: not counted)
-// owes nothing. Realtime members share among themselves by tickets.
+// members (calls) live in their own heap with their own virtual time (a
+// packet that jumps the queue must not move the clock the others are
+// compared on) and go strictly first while realtime's share of the packets
+// sent stays within realtime_cap_percent; past it they wait while anyone
+// else is ready, so nothing starves. The share is a deficit counter, O(1)
+// per packet, in hundredths of a packet: every packet sent earns realtime
+// cap_percent, every realtime packet costs 100, and realtime may go first
+// while the counter is >= 0 (its share so far within the cap). Realtime
+// packets sent while nobody else is ready are not counted (a call alone owes
+// nothing). The counter is clamped to +-kRealtimeBurstPackets packets, so
+// after idling a call gets at most a short burst ahead (16 / (1 - cap)
+// packets). Realtime members share among themselves by tickets.
 //
 // Determinism: ties go to the lowest id.
 #pragma once
