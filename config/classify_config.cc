@@ -35,7 +35,7 @@ std::string lowercase(std::string_view s) {
   return out;
 }
 
-const std::string kClassNames = "html, script, image, bulk";
+const std::string kClassNames{kContentClassNames};
 
 ContentClass class_named(const Reader& r, const YAML::Node& node, const std::string& name, const std::string& text) {
   const auto c = content_class_from_string(text);
@@ -114,7 +114,19 @@ std::optional<std::string> normalize_sni_pattern(std::string_view text) {
 ClassifyConfig parse_classify(const Reader& r, const YAML::Node& section) {
   ClassifyConfig c;
   if (!section || section.IsNull()) return c;
-  r.only_keys(section, "classify", {"default", "content_types", "sni", "destinations"});
+  r.only_keys(section, "classify", {"default", "content_types", "sni", "destinations", "applications", "unknown_host",
+                                    "learned_cache", "bulk_after_bytes"});
+  const std::string detector = r.string_or(section, "applications", "classify.applications", "ndpi");
+  if (detector != "ndpi" && detector != "none") r.fail(section["applications"], "classify.applications", "expected ndpi or none");
+  c.detect_applications = detector == "ndpi";
+  if (section["unknown_host"]) {
+    const std::string text = r.string(section, "unknown_host", "classify.unknown_host");
+    c.unknown_host_class = class_named(r, section["unknown_host"], "classify.unknown_host", text);
+  }
+  c.learned_cache_entries = static_cast<std::size_t>(
+      r.integer_or(section, "learned_cache", "classify.learned_cache", 4096, 0, 1'000'000));
+  c.bulk_after_bytes = static_cast<std::uint64_t>(
+      r.integer_or(section, "bulk_after_bytes", "classify.bulk_after_bytes", 0, 0, std::int64_t{1} << 50));
   if (section["default"]) {
     const std::string text = r.string(section, "default", "classify.default");
     c.default_class = class_named(r, section["default"], "classify.default", text);

@@ -8,6 +8,10 @@
 //       image: ["image/*"]
 //     sni: { image: ["*.cdn.example.com"], html: [www.example.com] }
 //     destinations: { bulk: ["10.2.0.0/16:21,22", "[2001:db8::]/32"] }
+//     applications: ndpi            # or none: application detection (proxy/app_detector.h)
+//     unknown_host: web             # a TLS name no rule or detector knows
+//     learned_cache: 4096           # destinations remembered from SNI decisions; 0: none
+//     bulk_after_bytes: 10000000    # a stream past this many bytes falls to bulk; 0: never
 //
 // Every list is tried first match wins, in document order: a class's entries
 // in their order, the classes in the order their keys appear. Patterns are
@@ -38,6 +42,17 @@ struct ClassifyConfig {
   std::vector<std::pair<std::string, ContentClass>> sni;
   // Destination rules: final, a Content-Type does not override them.
   std::vector<std::pair<DestinationRule, ContentClass>> destinations;
+  // Application detection by host name and address with nDPI (the stages
+  // after the admin's rules, proxy/classifier.h).
+  bool detect_applications = true;
+  // The class of a TLS connection whose host name nothing recognised: HTTPS
+  // whose content type is invisible.
+  ContentClass unknown_host_class = ContentClass::web;
+  // Entries of the learned cache (destination address:port -> category).
+  std::size_t learned_cache_entries = 4096;
+  // E-TCP's decay by behaviour: a stream that has carried this many bytes
+  // (both ways) falls to bulk, unless a destination rule named its class.
+  std::uint64_t bulk_after_bytes = 0;
 
   static std::vector<std::pair<std::string, ContentClass>> default_content_types();
 };

@@ -59,6 +59,10 @@ class Loader {
     if (root["ensemble"]) max_rate(root["ensemble"]["max_rate"], c.endpoint.connection);
     c.reloadable.scheduler = scheduler(root["scheduler"]);
     c.endpoint.connection.ensemble.scheduler = c.reloadable.scheduler;
+    if (const YAML::Node s = root["scheduler"]) {
+      c.endpoint.connection.peer_knows_categories =
+          r_.boolean_or(s, "peer_knows_categories", "scheduler.peer_knows_categories", false);
+    }
     c.reloadable.classify = parse_classify(r_, root["classify"]);
     cache(root["temporal_cache"], c);
     c.handshake_state_file = r_.string_or(root, "handshake_state_file", "handshake_state_file", "");
@@ -293,7 +297,7 @@ class Loader {
     congestion::SchedulerConfig c;
     if (!n) return c;
     const std::string s = "scheduler";
-    r_.only_keys(n, s, {"policy", "tickets", "preempt_class"});
+    r_.only_keys(n, s, {"policy", "tickets", "preempt_class", "realtime_cap", "peer_knows_categories"});
     const std::string policy = r_.string_or(n, "policy", s + ".policy", "content");
     if (policy == "content") c.policy = congestion::SchedulingPolicy::content;
     else if (policy == "fair") c.policy = congestion::SchedulingPolicy::fair;
@@ -301,21 +305,38 @@ class Loader {
     else if (policy == "preempt") c.policy = congestion::SchedulingPolicy::preempt;
     else r_.fail(n["policy"], s + ".policy", "expected content, fair, decay or preempt");
     if (const YAML::Node t = n["tickets"]) {
-      r_.only_keys(t, s + ".tickets", {"html", "script", "image", "bulk"});
+      if (!t.IsMap()) r_.fail(t, s + ".tickets", "expected a mapping of class to tickets");
       for (const auto& kv : t) {
         const std::string name = kv.first.as<std::string>();
-        const auto cls = *content_class_from_string(name);
-        c.class_tickets[static_cast<std::size_t>(cls)] = static_cast<std::uint32_t>(
+        const auto cls = content_class_from_string(name);
+        if (!cls) {
+          r_.fail(kv.first, s + ".tickets." + name,
+                  "unknown class (expected one of " + std::string(kContentClassNames) + ")");
+        }
+        c.class_tickets[static_cast<std::size_t>(*cls)] = static_cast<std::uint32_t>(
             r_.integer_or(t, name, s + ".tickets." + name, 1, 1, 1'000'000));
       }
     }
     if (n["preempt_class"]) {
       const std::string name = r_.string(n, "preempt_class", s + ".preempt_class");
       const auto cls = content_class_from_string(name);
-      if (!cls) r_.fail(n["preempt_class"], s + ".preempt_class", "expected html, script, image or bulk");
+      if (!cls) r_.fail(n["preempt_class"], s + ".preempt_class", "expected one of " + std::string(kContentClassNames));
       c.preempt_class = *cls;
     }
+    if (const YAML::Node cap = n["realtime_cap"]) c.realtime_cap_percent = percent(cap, s + ".realtime_cap");
     return c;
+  }
+
+  // "30%" or 30: a whole percentage, 0 to 100.
+  std::uint32_t percent(const YAML::Node& n, const std::string& name) {
+    std::string text = n.IsScalar() ? n.Scalar() : "";
+    if (text.ends_with('%')) text.pop_back();
+    std::uint32_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value > 100) {
+      r_.fail(n, name, "expected a percentage from 0% to 100%, such as 30%");
+    }
+    return value;
   }
 
   void cache(const YAML::Node& n, GatewayConfig& c) {
@@ -447,6 +468,9 @@ void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector
   // Told to the peer in the handshake: the next connection carries it.
   if (a.endpoint.connection.max_receive_rate_bps != b.endpoint.connection.max_receive_rate_bps) {
     out.push_back("ensemble.max_rate.down");
+  }
+  if (a.endpoint.connection.peer_knows_categories != b.endpoint.connection.peer_knows_categories) {
+    out.push_back("scheduler.peer_knows_categories");
   }
   if (a.cache.lifetime != b.cache.lifetime || a.cache.capacity != b.cache.capacity ||
       a.cache.aging != b.cache.aging || a.cache_file != b.cache_file) {

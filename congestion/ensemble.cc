@@ -306,18 +306,25 @@ const CongestionDomain& Ensemble::Impl::reference_domain() const {
 std::optional<MemberId> Ensemble::Impl::pick_joiner(Instant now) const {
   // Seed 003 Algorithm 1: a slot released by the others' acks goes to the
   // joiner. Under preempt (E-TCP HTML-pre) it never overtakes a sendable
-  // member of the preempting class: a join shares the window, it does not
-  // buy precedence.
+  // member of the preempting class, nor, below its cap, a realtime one: a
+  // join shares the window, it does not buy precedence.
   const SchedulerConfig& sc = config.scheduler;
-  bool preempting_ready = false;
-  if (sc.policy == SchedulingPolicy::preempt) {
+  std::optional<ContentClass> preempting;  // the class of a sendable member that goes first
+  const bool realtime_first = scheduler.realtime_ready() && scheduler.realtime_below_cap();
+  if (sc.policy == SchedulingPolicy::preempt || realtime_first) {
     const auto top = scheduler.pick([&](MemberId id) { return !join_of(id); });
-    preempting_ready = top && members.at(*top).cls == sc.preempt_class && gate(*top, now).open();
+    if (top && gate(*top, now).open()) {
+      const ContentClass cls = members.at(*top).cls;
+      if ((realtime_first && cls == ContentClass::realtime) ||
+          (sc.policy == SchedulingPolicy::preempt && cls == sc.preempt_class)) {
+        preempting = cls;
+      }
+    }
   }
   for (const auto& [id, j] : joins.all()) {
     const MemberState& ms = members.at(id);
     if (!ms.backlogged || !gate(id, now).open()) continue;
-    if (preempting_ready && ms.cls != sc.preempt_class) continue;
+    if (preempting && ms.cls != *preempting) continue;
     if (!j.released(now)) continue;
     return id;
   }

@@ -32,8 +32,12 @@ std::uint64_t StrideScheduler::stride_for(const Member& m) const {
   return std::max<std::uint64_t>(kStride1 / tickets_for(m), 1);
 }
 
+std::uint8_t StrideScheduler::heap_for(const Member& m) const {
+  return has_realtime_precedence(config_.policy) && m.cls == ContentClass::realtime ? kRealtimeHeap : kOtherHeap;
+}
+
 std::uint64_t StrideScheduler::effective_pass(const Member& m) const {
-  return std::max(m.pass, virtual_pass_);
+  return std::max(m.pass, virtual_pass_[m.heap]);
 }
 
 int StrideScheduler::precedence(const Member& m) const {
@@ -42,12 +46,13 @@ int StrideScheduler::precedence(const Member& m) const {
 
 void StrideScheduler::rescale(Member& m, std::uint64_t old_stride) {
   const std::uint64_t new_stride = stride_for(m);
-  if (m.pass <= virtual_pass_ || new_stride == old_stride) return;
+  const std::uint64_t vt = virtual_pass_[m.heap];
+  if (m.pass <= vt || new_stride == old_stride) return;
   // 128-bit product: a pass far ahead (many charges) times a stride of 2^20.
-  const unsigned __int128 ahead = m.pass - virtual_pass_;
+  const unsigned __int128 ahead = m.pass - vt;
   const unsigned __int128 scaled = ahead * new_stride / old_stride;
-  const std::uint64_t cap = ~std::uint64_t{0} - virtual_pass_;
-  m.pass = virtual_pass_ + static_cast<std::uint64_t>(std::min<unsigned __int128>(scaled, cap));
+  const std::uint64_t cap = ~std::uint64_t{0} - vt;
+  m.pass = vt + static_cast<std::uint64_t>(std::min<unsigned __int128>(scaled, cap));
 }
 
 StrideScheduler::Member* StrideScheduler::find(MemberId id, std::uint32_t* index) {
@@ -67,10 +72,22 @@ void StrideScheduler::refresh(MemberId id, std::uint32_t index, Member& m) {
   total_tickets_ = total_tickets_ - m.tickets + t;
   if (m.heap_index != kNotReady) {
     ready_tickets_ = ready_tickets_ - m.tickets + t;
-    heap_[m.heap_index] = Slot{precedence(m), m.pass, id, index};
-    heap_update(m.heap_index);
+    heaps_[m.heap][m.heap_index] = Slot{precedence(m), m.pass, id, index};
+    heap_update(m.heap, m.heap_index);
   }
   m.tickets = t;
+}
+
+void StrideScheduler::rehome(MemberId id, std::uint32_t index, Member& m) {
+  const std::uint8_t heap = heap_for(m);
+  if (heap == m.heap) return;
+  const bool was_ready = m.heap_index != kNotReady;
+  heap_erase(m);
+  // Passes on the two clocks are not comparable: it starts level with its
+  // new heap's virtual time (no credit, no debt).
+  m.heap = heap;
+  m.pass = virtual_pass_[heap];
+  if (was_ready) heap_push(id, index, m);
 }
 
 void StrideScheduler::add(MemberId id, ContentClass cls) {
@@ -87,7 +104,9 @@ void StrideScheduler::add(MemberId id, ContentClass cls) {
   }
   // Starts level with the virtual time: no credit for the time before it existed.
   Member& m = pool_[index];
-  m = Member{cls, virtual_pass_, 0, 0, kNotReady};
+  m = Member{cls, kOtherHeap, 0, 0, 0, kNotReady};
+  m.heap = heap_for(m);
+  m.pass = virtual_pass_[m.heap];
   m.tickets = tickets_for(m);
   total_tickets_ += m.tickets;
   index_.emplace(id, index);
@@ -128,6 +147,7 @@ void StrideScheduler::set_class(MemberId id, ContentClass cls) {
   const std::uint64_t old_stride = stride_for(*m);
   m->cls = cls;
   rescale(*m, old_stride);
+  rehome(id, index, *m);
   refresh(id, index, *m);
 }
 
@@ -138,23 +158,43 @@ void StrideScheduler::set_config(const SchedulerConfig& config) {
   config_ = config;
   for (const auto& [id, index] : index_) {
     rescale(pool_[index], old_strides[index]);
+    rehome(id, index, pool_[index]);
     refresh(id, index, pool_[index]);
   }
 }
 
+bool StrideScheduler::realtime_below_cap() const {
+  // Its share so far is within the cap (it may pass it by one packet).
+  return realtime_credit_ >= 0;
+}
+
 std::optional<MemberId> StrideScheduler::pick() const {
-  if (heap_.empty()) return std::nullopt;
-  return heap_.front().id;
+  const auto& realtime = heaps_[kRealtimeHeap];
+  const auto& other = heaps_[kOtherHeap];
+  if (!realtime.empty() && (other.empty() || realtime_below_cap())) return realtime.front().id;
+  if (!other.empty()) return other.front().id;
+  return std::nullopt;
 }
 
 std::optional<MemberId> StrideScheduler::pick(
     const std::function<bool(MemberId)>& eligible) const {
+  // Realtime first while below its cap; otherwise only when nobody else
+  // can send (work conserving: the cap protects others, not the link).
+  const bool realtime_first = realtime_below_cap();
+  const std::uint8_t first = realtime_first ? kRealtimeHeap : kOtherHeap;
+  if (auto id = search(first, eligible)) return id;
+  return search(realtime_first ? kOtherHeap : kRealtimeHeap, eligible);
+}
+
+std::optional<MemberId> StrideScheduler::search(std::uint8_t h,
+                                                const std::function<bool(MemberId)>& eligible) const {
   // Best-first walk of the heap: a frontier of heap indexes ordered by key;
   // a node's children can only be worse than the node itself.
+  const auto& heap = heaps_[h];
   search_.clear();
-  auto worse = [&](std::size_t a, std::size_t b) { return heap_[b] < heap_[a]; };
+  auto worse = [&](std::size_t a, std::size_t b) { return heap[b] < heap[a]; };
   auto push = [&](std::size_t i) {
-    if (i >= heap_.size()) return;
+    if (i >= heap.size()) return;
     search_.push_back(i);
     std::push_heap(search_.begin(), search_.end(), worse);
   };
@@ -163,7 +203,7 @@ std::optional<MemberId> StrideScheduler::pick(
     std::pop_heap(search_.begin(), search_.end(), worse);
     const std::size_t i = search_.back();
     search_.pop_back();
-    if (eligible(heap_[i].id)) return heap_[i].id;
+    if (eligible(heap[i].id)) return heap[i].id;
     push(2 * i + 1);
     push(2 * i + 2);
   }
@@ -174,14 +214,26 @@ void StrideScheduler::on_sent(MemberId id) { charge(id, true); }
 
 void StrideScheduler::on_sent_unscheduled(MemberId id) { charge(id, false); }
 
+void StrideScheduler::charge_realtime_share(const Member& m) {
+  if (!has_realtime_precedence(config_.policy)) return;
+  const bool realtime = m.heap == kRealtimeHeap;
+  // A realtime packet sent while nobody else waits takes nothing from anyone.
+  if (realtime && heaps_[kOtherHeap].empty()) return;
+  constexpr std::int64_t kBound = 100 * kRealtimeBurstPackets;
+  realtime_credit_ += config_.realtime_cap_percent;
+  if (realtime) realtime_credit_ -= 100;
+  realtime_credit_ = std::clamp(realtime_credit_, -kBound, kBound);
+}
+
 void StrideScheduler::charge(MemberId id, bool in_turn) {
   std::uint32_t index = 0;
   Member* m = find(id, &index);
   if (!m) return;
+  charge_realtime_share(*m);
   const std::uint64_t start = effective_pass(*m);
   // The packet in service defines the virtual time (SFQ); monotone. An out of
   // turn packet is not "in service" on the schedule: it leaves it alone.
-  if (in_turn) virtual_pass_ = std::max(virtual_pass_, start);
+  if (in_turn) virtual_pass_[m->heap] = std::max(virtual_pass_[m->heap], start);
   m->pass = start + stride_for(*m);
   ++m->packets_sent;  // decay: the new tickets apply from the next charge
   refresh(id, index, *m);
@@ -196,68 +248,71 @@ std::size_t StrideScheduler::size() const { return index_.size(); }
 
 bool StrideScheduler::contains(MemberId id) const { return index_.contains(id); }
 
-// ------------------------------------------------------------------ heap
-
-void StrideScheduler::place(std::size_t index, const Slot& slot) {
-  heap_[index] = slot;
+void StrideScheduler::place(std::uint8_t h, std::size_t index, const Slot& slot) {
+  heaps_[h][index] = slot;
   pool_[slot.member].heap_index = index;
 }
 
 void StrideScheduler::heap_push(MemberId id, std::uint32_t index, Member& m) {
-  heap_.push_back(Slot{precedence(m), m.pass, id, index});
-  m.heap_index = heap_.size() - 1;
+  auto& heap = heaps_[m.heap];
+  heap.push_back(Slot{precedence(m), m.pass, id, index});
+  m.heap_index = heap.size() - 1;
   ready_tickets_ += m.tickets;
-  sift_up(m.heap_index);
+  sift_up(m.heap, m.heap_index);
 }
 
 void StrideScheduler::heap_erase(Member& m) {
   if (m.heap_index == kNotReady) return;
+  auto& heap = heaps_[m.heap];
   const std::size_t index = m.heap_index;
   m.heap_index = kNotReady;
   ready_tickets_ -= m.tickets;
-  const Slot last = heap_.back();
-  heap_.pop_back();
-  if (index == heap_.size()) return;  // it was the last slot
-  place(index, last);
-  heap_update(index);
+  const Slot last = heap.back();
+  heap.pop_back();
+  if (index == heap.size()) return;  // it was the last slot
+  place(m.heap, index, last);
+  heap_update(m.heap, index);
 }
 
-void StrideScheduler::heap_update(std::size_t index) {
-  if (index > 0 && heap_[index] < heap_[(index - 1) / 2]) {
-    sift_up(index);
+void StrideScheduler::heap_update(std::uint8_t h, std::size_t index) {
+  const auto& heap = heaps_[h];
+  if (index > 0 && heap[index] < heap[(index - 1) / 2]) {
+    sift_up(h, index);
   } else {
-    sift_down(index);
+    sift_down(h, index);
   }
 }
 
-void StrideScheduler::sift_up(std::size_t index) {
-  const Slot moving = heap_[index];
+void StrideScheduler::sift_up(std::uint8_t h, std::size_t index) {
+  auto& heap = heaps_[h];
+  const Slot moving = heap[index];
   while (index > 0) {
     const std::size_t parent = (index - 1) / 2;
-    if (!(moving < heap_[parent])) break;
-    place(index, heap_[parent]);
+    if (!(moving < heap[parent])) break;
+    place(h, index, heap[parent]);
     index = parent;
   }
-  place(index, moving);
+  place(h, index, moving);
 }
 
-void StrideScheduler::sift_down(std::size_t index) {
-  const Slot moving = heap_[index];
-  const std::size_t n = heap_.size();
+void StrideScheduler::sift_down(std::uint8_t h, std::size_t index) {
+  auto& heap = heaps_[h];
+  const Slot moving = heap[index];
+  const std::size_t n = heap.size();
   while (true) {
     std::size_t best = index;
     const Slot* best_slot = &moving;
     for (std::size_t child : {2 * index + 1, 2 * index + 2}) {
-      if (child < n && heap_[child] < *best_slot) {
+      if (child < n && heap[child] < *best_slot) {
         best = child;
-        best_slot = &heap_[child];
+        best_slot = &heap[child];
       }
     }
     if (best == index) break;
-    place(index, heap_[best]);
+    place(h, index, heap[best]);
     index = best;
   }
-  place(index, moving);
+  place(h, index, moving);
 }
 
 }  // namespace egw::congestion

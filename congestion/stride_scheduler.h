@@ -42,6 +42,20 @@
 // most (it is then charged from the virtual time, like everyone).
 // Ticket totals (all members, ready members) are kept as running sums.
 //
+// Realtime (issue 21). Under the content and preempt policies, realtime
+// members (calls) live in their own heap with their own virtual time (a
+// packet that jumps the queue must not move the clock the others are
+// compared on) and go strictly first while realtime's share of the packets
+// sent stays within realtime_cap_percent; past it they wait while anyone
+// else is ready, so nothing starves. The share is a deficit counter, O(1)
+// per packet, in hundredths of a packet: every packet sent earns realtime
+// cap_percent, every realtime packet costs 100, and realtime may go first
+// while the counter is >= 0 (its share so far within the cap). Realtime
+// packets sent while nobody else is ready are not counted (a call alone owes
+// nothing). The counter is clamped to +-kRealtimeBurstPackets packets, so
+// after idling a call gets at most a short burst ahead (16 / (1 - cap)
+// packets). Realtime members share among themselves by tickets.
+//
 // Determinism: ties go to the lowest id.
 #pragma once
 
@@ -65,11 +79,20 @@ enum class SchedulingPolicy {
   decay,    // 16 tickets, halved after the 5th, 10th, 20th and 40th packet
   preempt,  // E-TCP HTML-pre: the preempt class strictly first, others by content
 };
+// Under content and preempt, realtime members go first up to a cap.
+constexpr bool has_realtime_precedence(SchedulingPolicy p) {
+  return p == SchedulingPolicy::content || p == SchedulingPolicy::preempt;
+}
 
 struct SchedulerConfig {
   SchedulingPolicy policy = SchedulingPolicy::content;
-  // Indexed by ContentClass.
-  std::array<std::uint32_t, kContentClassCount> class_tickets{12, 6, 3, 1};
+  // Indexed by ContentClass: html, script, image, bulk (E-TCP's), then
+  // realtime (first anyway, up to the cap; this splits among calls and
+  // counts when the cap is reached), interactive, web (html's equal),
+  // streaming.
+  std::array<std::uint32_t, kContentClassCount> class_tickets{12, 6, 3, 1, 12, 16, 12, 2};
+  // Realtime's share of the packets sent while others wait, at most.
+  std::uint32_t realtime_cap_percent = 30;
   ContentClass preempt_class = ContentClass::html;
   std::uint32_t decay_initial_tickets = 16;
   // After sending this many packets a member's tickets halve (never below 1).
@@ -87,7 +110,7 @@ class StrideScheduler {
   // virtual time.
   void set_ready(MemberId id, bool ready);
   bool ready(MemberId id) const;
-  std::size_t ready_count() const { return heap_.size(); }
+  std::size_t ready_count() const { return heaps_[0].size() + heaps_[1].size(); }
   // Classes are often learned after a stream's first bytes; takes effect on
   // the member's next packet without giving it back-credit.
   void set_class(MemberId id, ContentClass cls);
@@ -113,6 +136,10 @@ class StrideScheduler {
   // Running sums of tickets(id): over every member, and over ready members.
   std::uint64_t total_tickets() const { return total_tickets_; }
   std::uint64_t ready_tickets() const { return ready_tickets_; }
+  // Whether realtime may go first now (below its cap); for tests and status.
+  bool realtime_below_cap() const;
+  // Whether a realtime member is ready (in the realtime heap); O(1).
+  bool realtime_ready() const { return !heaps_[kRealtimeHeap].empty(); }
   std::size_t size() const;
   bool contains(MemberId id) const;
 
@@ -122,9 +149,14 @@ class StrideScheduler {
   static constexpr std::uint64_t kStride1 = std::uint64_t{1} << 20;
 
   static constexpr std::size_t kNotReady = ~std::size_t{0};
+  // Heaps: realtime (under content/preempt) and everyone else.
+  static constexpr std::uint8_t kRealtimeHeap = 0;
+  static constexpr std::uint8_t kOtherHeap = 1;
+  static constexpr std::int64_t kRealtimeBurstPackets = 16;
 
   struct Member {
     ContentClass cls = ContentClass::bulk;
+    std::uint8_t heap = kOtherHeap;  // heap_for(*this); beside cls: no padding added per member
     std::uint64_t pass = 0;          // virtual time of this member's next packet
     std::uint64_t packets_sent = 0;  // drives ticket decay
     std::uint32_t tickets = 1;       // cached tickets_for(*this)
@@ -146,7 +178,8 @@ class StrideScheduler {
 
   std::uint32_t tickets_for(const Member& m) const;
   std::uint64_t stride_for(const Member& m) const;
-  // The pass as charged: never behind the virtual time.
+  std::uint8_t heap_for(const Member& m) const;
+  // The pass as charged: never behind its heap's virtual time.
   std::uint64_t effective_pass(const Member& m) const;
   // 0 for members that preempt everyone else, 1 otherwise.
   int precedence(const Member& m) const;
@@ -158,13 +191,18 @@ class StrideScheduler {
   Member* find(MemberId id, std::uint32_t* index = nullptr);
   const Member* find(MemberId id) const;
 
-  // Heap over ready members (min at 0).
+  // Moves m to heap_for(m) if its class or the policy changed that.
+  void rehome(MemberId id, std::uint32_t index, Member& m);
+  void charge_realtime_share(const Member& m);
+  std::optional<MemberId> search(std::uint8_t heap, const std::function<bool(MemberId)>& eligible) const;
+
+  // Heaps over ready members (min at 0).
   void heap_push(MemberId id, std::uint32_t index, Member& m);
   void heap_erase(Member& m);
-  void heap_update(std::size_t index);  // the key at index changed
-  void sift_up(std::size_t index);
-  void sift_down(std::size_t index);
-  void place(std::size_t index, const Slot& slot);
+  void heap_update(std::uint8_t heap, std::size_t index);  // the key at index changed
+  void sift_up(std::uint8_t heap, std::size_t index);
+  void sift_down(std::uint8_t heap, std::size_t index);
+  void place(std::uint8_t heap, std::size_t index, const Slot& slot);
 
   SchedulerConfig config_;
   // Members live in a dense pool (freed slots reused); one hash lookup per
@@ -172,9 +210,11 @@ class StrideScheduler {
   std::vector<Member> pool_;
   std::vector<std::uint32_t> free_slots_;
   std::unordered_map<MemberId, std::uint32_t> index_;
-  std::vector<Slot> heap_;
+  std::array<std::vector<Slot>, 2> heaps_;
   mutable std::vector<std::size_t> search_;  // pick(eligible)'s frontier, reused
-  std::uint64_t virtual_pass_ = 0;
+  std::array<std::uint64_t, 2> virtual_pass_{};  // per heap
+  // Realtime's deficit counter, in hundredths of a packet.
+  std::int64_t realtime_credit_ = 0;
   std::uint64_t total_tickets_ = 0;
   std::uint64_t ready_tickets_ = 0;
 };

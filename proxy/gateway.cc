@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "proxy/gateway_peer.h"
+#include "proxy/ndpi_detector.h"
 #include "proxy/original_destination.h"
 #include "proxy/path_cache_file.h"
 #include "proxy/timestamp_file.h"
@@ -67,12 +68,22 @@ std::string endpoint_text(const tcp::endpoint& e) {
   return s.str();
 }
 
+namespace {
+// The hub classifies by its destination rules and the branch's hint (and
+// Content-Type): application detection would cost it nDPI's ~7 MB for nothing.
+config::ClassifyConfig classify_config(const config::GatewayConfig& c) {
+  config::ClassifyConfig k = c.reloadable.classify;
+  if (c.is_hub) k.detect_applications = false;
+  return k;
+}
+}  // namespace
+
 Gateway::Gateway(asio::io_context& io, config::GatewayConfig config)
     : io_(io),
       config_(std::move(config)),
       started_(std::chrono::steady_clock::now()),
       cache_(config_.cache),
-      classifier_(std::make_unique<Classifier>(config_.reloadable.classify)),
+      classifier_(std::make_unique<Classifier>(classify_config(config_))),
       scratch_(kScratchBytes),
       tick_(io) {
   if (!config_.cache_file.empty()) {
@@ -108,6 +119,10 @@ std::unique_ptr<TimestampFile> Gateway::timestamp_file() const {
 }
 
 void Gateway::start() {
+  if (classify_config(config_).detect_applications) {
+    spdlog::info("application detection: nDPI {} ready (built in {:.0f} ms, once per process)", NdpiDetector::version(),
+                 NdpiDetector::shared().init_ms());
+  }
   asio::ip::udp::endpoint local;
   if (!config_.tunnel_listen.empty()) {
     auto e = parse_udp_endpoint(config_.tunnel_listen);
@@ -324,6 +339,8 @@ void Gateway::open_stream(const std::shared_ptr<Relay>& relay) {
   const ssize_t n = ::recv(relay->socket().native_handle(), peek.data(), peek.size(), MSG_PEEK | MSG_DONTWAIT);
   const auto first = peek.first(n > 0 ? static_cast<std::size_t>(n) : 0);
   const Classifier::Decision d = classifier_->classify_open(relay->destination(), first);
+  relay->class_final = d.from_destination;
+  count_classification(d);
   const auto id = c->open_stream(relay->destination(), d.cls, now());
   if (!id) {
     refuse("tunnel_down");
@@ -403,6 +420,7 @@ void Gateway::connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpe
         // corrected by the response's Content-Type.
         const Classifier::Decision d = classifier_->classify_open(relay->destination(), {});
         const ContentClass cls = d.from_destination ? d.cls : hinted;
+        relay->class_final = d.from_destination;
         if (!d.from_destination) {
           relay->sniffing_response = true;
           p.sniffing[relay.get()];
@@ -466,6 +484,9 @@ void Gateway::every_second() {
   for (auto& [address, usage] : clients_) usage.memory_bytes = 0;
   for (auto& p : peers_) sweep_relays(p->relays, connection(p->index));
   sweep_udp(t);
+  if (classifier_->bulk_after_bytes() > 0) {
+    for (auto& p : peers_) decay_to_bulk(*p);
+  }
   log_held_back();
   if (++ticks_ % kCacheSaveEverySeconds == 0) {
     if (auto err = save_cache()) spdlog::warn("temporal cache {}: {}", config_.cache_file, *err);
@@ -476,6 +497,34 @@ void Gateway::every_second() {
   tick_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) every_second();
   });
+}
+
+void Gateway::count_classification(const Classifier::Decision& d) {
+  ++counters_.classified_by_stage[std::string(to_string(d.stage))];
+  if (d.application.empty()) return;
+  auto it = counters_.by_application.find(std::string(d.application));
+  if (it == counters_.by_application.end() && counters_.by_application.size() >= kMaxApplicationLabels) {
+    it = counters_.by_application.try_emplace("other").first;
+  } else if (it == counters_.by_application.end()) {
+    it = counters_.by_application.try_emplace(std::string(d.application)).first;
+  }
+  ++it->second;
+}
+
+// Once a second, not per packet: a stream may pass the threshold by a
+// second's worth of data before it falls.
+void Gateway::decay_to_bulk(Peer& peer) {
+  tunnel::Connection* c = connection(peer.index);
+  for (auto& [id, relay] : peer.streams) {  // relays with a stream (not those waiting for the tunnel)
+    if (relay->class_final || relay->content_class() == ContentClass::bulk) continue;
+    const RelayCounters& n = relay->counters();
+    if (n.bytes_to_server + n.bytes_to_client < classifier_->bulk_after_bytes()) continue;
+    if (c) c->set_stream_class(id, ContentClass::bulk, now());
+    spdlog::debug("stream {} to {} is bulk after {} bytes (was {})", id, to_string(relay->destination()),
+                  n.bytes_to_server + n.bytes_to_client, egw::to_string(relay->content_class()));
+    relay->set_content_class(ContentClass::bulk);
+    ++counters_.decayed_to_bulk;
+  }
 }
 
 std::optional<std::string> Gateway::save_cache() {
@@ -492,7 +541,10 @@ void Gateway::reload(const config::ReloadPlan& plan) {
   }
   // plan.applied keeps the running peers' order: index i is still peers_[i].
   config_ = plan.applied;
-  classifier_ = std::make_unique<Classifier>(config_.reloadable.classify);
+  // The learned cache survives a reload unless its size changed.
+  auto learned = classifier_->cache();
+  if (learned->capacity() != config_.reloadable.classify.learned_cache_entries) learned = nullptr;
+  classifier_ = std::make_unique<Classifier>(classify_config(config_), nullptr, learned);
   for (auto& p : peers_) {
     p->policy = policy_of(p->index);
     p->session().set_scheduler_config(config_.reloadable.scheduler);

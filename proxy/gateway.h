@@ -117,7 +117,15 @@ class Gateway final : public RelayOwner {
     std::map<std::string, std::uint64_t> destinations_refused;
     std::uint64_t reloads = 0;
     std::uint64_t reload_failures = 0;
+    // Classification (branch): streams by the stage that decided, by
+    // application (the first kMaxApplicationLabels names seen, "other"
+    // beyond: a bounded label set), and decays to bulk.
+    std::map<std::string, std::uint64_t> classified_by_stage;
+    std::map<std::string, std::uint64_t> by_application;
+    std::uint64_t decayed_to_bulk = 0;
   };
+  static constexpr std::size_t kMaxApplicationLabels = 32;
+  void count_classification(const Classifier::Decision& d);
 
   // Branch
   void accept_next();
@@ -147,6 +155,8 @@ class Gateway final : public RelayOwner {
   std::size_t reclaim_for(RelayTable& relays, const config::Ip16& client);
   // Once a second: idle and half-closed timeouts, each client's memory.
   void sweep_relays(RelayTable& relays, const tunnel::Connection* connection);
+  // E-TCP's decay by behaviour: streams past classify.bulk_after_bytes fall to bulk.
+  void decay_to_bulk(Peer& peer);
   void set_keepalive(boost::asio::ip::tcp::socket& socket) const;
   // At most kLogLinesPerSecond lines of one kind a second; the rest summed
   // up by log_held_back() once a second.

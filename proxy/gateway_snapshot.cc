@@ -19,6 +19,9 @@ GatewaySnapshot Gateway::snapshot() const {
   s.connections_accepted = counters_.accepted;
   s.connections_refused = counters_.refused;
   s.connections_closed = counters_.closed;
+  s.streams_classified = counters_.classified_by_stage;
+  s.streams_by_application = counters_.by_application;
+  s.streams_decayed_to_bulk = counters_.decayed_to_bulk;
   s.clients = clients_.size();
   for (const auto& [address, usage] : clients_) {
     s.client_connections_max = std::max<std::uint64_t>(s.client_connections_max, usage.connections);

@@ -89,6 +89,11 @@ struct GatewaySnapshot {
   // Open connections the gateway closed itself, by reason: idle_timeout,
   // half_closed_timeout, reclaimed (reset for a lighter client).
   std::map<std::string, std::uint64_t> connections_closed;
+  // Branch: streams by the classifier stage that decided them, and by the
+  // application detected (bounded: the first 32 names, then "other").
+  std::map<std::string, std::uint64_t> streams_classified;
+  std::map<std::string, std::uint64_t> streams_by_application;
+  std::uint64_t streams_decayed_to_bulk = 0;  // past classify.bulk_after_bytes
   // Branch: LAN client addresses with a connection open, and the most
   // connections one of them has.
   std::uint64_t clients = 0;

@@ -217,6 +217,22 @@ void add_stream_families(std::vector<pm::MetricFamily>& families, const GatewayS
   }
 }
 
+// Issue 21's classifier: bounded label sets (8 stages; 32 applications and
+// "other"; categories are the class label of the stream metrics).
+void add_classification_families(std::vector<pm::MetricFamily>& families, const GatewaySnapshot& s) {
+  auto& stages = add_family(families, "egw_streams_classified_total",
+                            "Streams classified at the branch, by the stage that decided (destination_rule, sni_rule, "
+                            "sni_detector, sni_tokens, address_detector, learned, unknown_host, default).",
+                            kCounter);
+  for (const auto& [stage, count] : s.streams_classified) add_sample(stages, double(count), {{"stage", stage}});
+  auto& apps = add_family(families, "egw_streams_by_application_total",
+                          "Streams by the application detected (the first 32 names, then other).", kCounter);
+  for (const auto& [app, count] : s.streams_by_application) add_sample(apps, double(count), {{"application", app}});
+  add_sample(add_family(families, "egw_streams_decayed_total",
+                        "Streams that fell to bulk past classify.bulk_after_bytes.", kCounter),
+             double(s.streams_decayed_to_bulk));
+}
+
 std::vector<pm::MetricFamily> metric_families(const GatewaySnapshot& s) {
   std::vector<pm::MetricFamily> families;
   add_sample(add_family(families, "egw_info", "Always 1; the gateway's role as a label.", kGauge), 1,
@@ -228,6 +244,7 @@ std::vector<pm::MetricFamily> metric_families(const GatewaySnapshot& s) {
     auto& family = add_family(families, m.name, m.help, kCounter);
     for (const auto& [reason, count] : s.*m.counts) add_sample(family, double(count), {{"reason", reason}});
   }
+  add_classification_families(families, s);
   for (const auto& m : kEnsembleMetrics) {
     auto& family = add_family(families, m.name, m.help, m.type);
     for (const auto& e : s.ensembles) add_sample(family, m.value(e), {{"peer", e.peer}, {"key", e.key}});

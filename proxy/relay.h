@@ -145,6 +145,9 @@ class Relay : public std::enable_shared_from_this<Relay> {
   // Hub: keep passing the server's first bytes to the owner for
   // classification until this is cleared.
   bool sniffing_response = false;
+  // A destination rule named the class: neither a Content-Type nor the
+  // decay to bulk (classify.bulk_after_bytes) changes it.
+  bool class_final = false;
 
  private:
   void pump_socket_to_stream();

@@ -3,7 +3,7 @@
 // to clients that ask for it (proxy/status_socket.h).
 //
 // Field names are the snapshot's (proxy/gateway_snapshot.h); per-class
-// values are objects keyed html/script/image/bulk; reasons are objects keyed
+// values are objects keyed by class (html ... streaming); reasons are objects keyed
 // by reason; an unset ssthresh is null. Strings are escaped, and bytes that
 // are not UTF-8 (a peer name is whatever the config says) become U+FFFD, so
 // the output is always valid JSON (RFC 8259).

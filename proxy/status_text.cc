@@ -93,6 +93,9 @@ void header(std::string& out, const GatewaySnapshot& s) {
   reasons(out, "connections refused", s.connections_refused);
   reasons(out, "destinations refused", s.destinations_refused);
   reasons(out, "datagrams dropped", s.datagrams_dropped);
+  reasons(out, "streams by application", s.streams_by_application);
+  reasons(out, "streams classified by", s.streams_classified);
+  if (s.streams_decayed_to_bulk) out += "  streams decayed to bulk: " + number(s.streams_decayed_to_bulk) + "\n";
   if (s.initiations_processed || s.cookie_replies_sent) {
     out += "  handshake initiations: " + number(s.initiations_processed) + " processed, " +
            number(s.cookie_replies_sent) + " answered with a cookie\n";
@@ -128,6 +131,14 @@ std::string class_rates(const GatewaySnapshot& s, const EnsembleSnapshot& e) {
   return out;
 }
 
+// "html/script/image/bulk/realtime/interactive/web/streaming": the order of
+// the per-class columns.
+std::string class_names() {
+  std::string out;
+  for (int c = 0; c < kContentClassCount; ++c) out += (c ? "/" : "") + std::string(to_string(static_cast<ContentClass>(c)));
+  return out;
+}
+
 void ensembles(std::string& out, const GatewaySnapshot& s) {
   if (s.ensembles.empty()) {
     out += "no ensembles\n";
@@ -137,7 +148,7 @@ void ensembles(std::string& out, const GatewaySnapshot& s) {
     out += "rates: bytes/s per class over the last " + format("%.1f", s.rate_window_seconds) + " s\n";
   }
   Table table({"PEER", "KEY", "STATE", "ADDRESS", "CIPHER", "LAW", "CWND", "SSTHRESH", "SRTT", "INFLIGHT", "LOST/SENT",
-               "LOSS ROUNDS", "STREAMS html/script/image/bulk", "RATE html/script/image/bulk"});
+               "LOSS ROUNDS", "STREAMS " + class_names(), "RATE " + class_names()});
   for (const auto& e : s.ensembles) {
     std::string streams;
     for (int c = 0; c < kContentClassCount; ++c) streams += (c ? "/" : "") + number(e.streams_by_class[c]);

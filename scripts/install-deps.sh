@@ -11,6 +11,7 @@ packages=(
   libssl-dev libspdlog-dev libyaml-cpp-dev           # crypto, logs, config
   prometheus-cpp-dev                                 # /metrics: the text format (served by our own Asio server)
   libnftables-dev libcli11-dev                       # transparent capture rules, the command line
+  libndpi-dev                                        # application detection by host name and address (nDPI 4.2)
   wireguard-tools iproute2 nftables                  # keys (wg genkey), netns lab
   ethtool                                            # bench/secure_tunnel: records the veth offloads
   python3 python3-venv                               # Noise interop test (build/pyenv)

@@ -152,6 +152,10 @@ struct ConnectionConfig {
   std::size_t datagram_queue_datagrams = 64;
   // Peer flows open at once; a FLOW_OPEN beyond it is refused (FLOW_CLOSE).
   std::size_t max_incoming_flows = 4096;
+  // The peer schedules the application categories (ContentClass realtime and
+  // after, wire values 4-7). An older peer fails a frame carrying one, so
+  // without this the class hints it gets are nearest_content_type().
+  bool peer_knows_categories = false;
 };
 
 // The rate this side may send at: min of its own configured rate and the

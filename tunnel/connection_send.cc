@@ -177,12 +177,15 @@ void Connection::Impl::write_control_frames(WireWriter& w) {
       control_streams.erase_at(i);
       continue;
     }
-    if (s->open_pending &&
-        try_write(StreamOpenFrame{s->id, s->destination, s->content_class})) {
+    // An older peer fails a frame with a category in it: it gets the nearest
+    // content type (the stream keeps its category here).
+    const ContentClass wire_class =
+        config.peer_knows_categories ? s->content_class : nearest_content_type(s->content_class);
+    if (s->open_pending && try_write(StreamOpenFrame{s->id, s->destination, wire_class})) {
       s->open_pending = false;
       history.add_control(SentStreamOpen{s->id});
     }
-    if (s->class_pending && try_write(StreamClassFrame{s->id, s->content_class})) {
+    if (s->class_pending && try_write(StreamClassFrame{s->id, wire_class})) {
       s->class_pending = false;
       history.add_control(SentStreamClass{s->id, s->content_class});
     }

@@ -101,11 +101,9 @@ std::optional<StreamOpenFrame> parse_stream_open(WireReader& r) {
   auto port = r.read_u16();
   auto class_byte = r.read_u8();
   if (!address || !port || !class_byte) return std::nullopt;
-  auto cls = content_class_from_wire(*class_byte);
-  if (!cls) return std::nullopt;
   std::memcpy(f.destination.address.data(), address->data(), address->size());
   f.destination.port = *port;
-  f.class_hint = *cls;
+  f.class_hint = content_class_from_wire_or_bulk(*class_byte);  // a newer peer's class: bulk
   return f;
 }
 
@@ -133,9 +131,7 @@ std::optional<StreamClassFrame> parse_stream_class(WireReader& r) {
   auto id = r.read_varint();
   auto class_byte = r.read_u8();
   if (!id || !class_byte) return std::nullopt;
-  auto cls = content_class_from_wire(*class_byte);
-  if (!cls) return std::nullopt;
-  return StreamClassFrame{*id, *cls};
+  return StreamClassFrame{*id, content_class_from_wire_or_bulk(*class_byte)};
 }
 
 std::optional<CloseFrame> parse_close(WireReader& r) {

@@ -3,7 +3,7 @@
 // Parsing follows msquic frame.c: every value is sanity-checked right after
 // it is decoded (ACK ranges must not underflow and so come out descending,
 // non-overlapping and non-adjacent; at most kMaxAckRanges ranges; stream
-// offset + length < 2^62; known content class; address family 4 or 6; close
+// offset + length < 2^62; address family 4 or 6; close
 // reason <= kMaxCloseReasonBytes), and one bad or unknown frame rejects the
 // whole payload: a receiver never acts on half a packet.
 #pragma once

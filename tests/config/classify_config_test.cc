@@ -117,7 +117,7 @@ TEST_F(ClassifyConfigTest, ErrorsNameFileLineAndKey) {
                   "      - 10.1.2.3/16\n"),
             file + ":5: classify.destinations.bulk[1]: host bits set in '10.1.2.3/16' (did you mean 10.1.0.0/16?)");
   EXPECT_EQ(error("classify:\n  default: video\n"),
-            file + ":2: classify.default: unknown class 'video' (expected one of html, script, image, bulk)");
+            file + ":2: classify.default: unknown class 'video' (expected one of html, script, image, bulk, realtime, interactive, web, streaming)");
 }
 
 TEST_F(ClassifyConfigTest, UnknownKeysAndClassesAreErrors) {

@@ -141,6 +141,28 @@ TEST_F(GatewayConfigTest, ClientLimitsTimeoutsAndKeepalive) {
       << sub_second;
 }
 
+TEST_F(GatewayConfigTest, SchedulerCategoriesAndRealtimeCap) {
+  auto r = load_gateway_config(write(
+      "s.yaml", branch("scheduler:\n  tickets: {realtime: 4, interactive: 20, web: 10, streaming: 2, bulk: 1}\n"
+                       "  realtime_cap: 25%\n  peer_knows_categories: true\n")));
+  ASSERT_TRUE(std::holds_alternative<GatewayConfig>(r)) << std::get<std::string>(r);
+  const auto& c = std::get<GatewayConfig>(r);
+  const auto& t = c.reloadable.scheduler.class_tickets;
+  EXPECT_EQ(t[static_cast<std::size_t>(ContentClass::realtime)], 4u);
+  EXPECT_EQ(t[static_cast<std::size_t>(ContentClass::interactive)], 20u);
+  EXPECT_EQ(t[static_cast<std::size_t>(ContentClass::web)], 10u);
+  EXPECT_EQ(t[static_cast<std::size_t>(ContentClass::html)], 12u);  // untouched default
+  EXPECT_EQ(c.reloadable.scheduler.realtime_cap_percent, 25u);
+  EXPECT_TRUE(c.endpoint.connection.peer_knows_categories);
+  auto plain = std::get<GatewayConfig>(load_gateway_config(write("p.yaml", branch("scheduler: {realtime_cap: 40}\n"))));
+  EXPECT_EQ(plain.reloadable.scheduler.realtime_cap_percent, 40u);
+  EXPECT_FALSE(plain.endpoint.connection.peer_knows_categories);  // older hubs fail category bytes
+  const std::string cap = error_of(branch("scheduler: {realtime_cap: 130%}\n"));
+  EXPECT_NE(cap.find("scheduler.realtime_cap: expected a percentage"), std::string::npos) << cap;
+  const std::string cls = error_of(branch("scheduler:\n  tickets: {video: 3}\n"));
+  EXPECT_NE(cls.find("scheduler.tickets.video: unknown class (expected one of html"), std::string::npos) << cls;
+}
+
 TEST_F(GatewayConfigTest, ErrorsNameFileLineAndKey) {
   const std::string unknown = error_of(branch("limits:\n  memory_bytez: 5\n"));
   EXPECT_NE(unknown.find("c.yaml:10: limits.memory_bytez: unknown key"), std::string::npos) << unknown;

@@ -75,5 +75,39 @@ TEST(EnsemblePreemptJoin, HtmlJoinerStillGetsItsClockedSlots) {
   EXPECT_EQ(picks.front(), H2);
 }
 
+// The same for a call: below its cap a realtime member goes first, and a
+// joiner's ACK-clocked slots do not overtake it (cap 100 %: always below).
+TEST(EnsemblePreemptJoin, ClockedJoinerDoesNotOvertakeACallBelowItsCap) {
+  constexpr MemberId R = 1;
+  constexpr MemberId B = 2;
+  auto config = test_config();
+  config.join = JoinMode::ack_clocked;
+  config.scheduler.policy = SchedulingPolicy::content;
+  config.scheduler.realtime_cap_percent = 100;
+  Harness h(config);
+  h.ensemble.add_member(R, ContentClass::realtime, h.now);
+  ASSERT_EQ(h.fill(R), 10);
+  h.ensemble.add_member(B, ContentClass::web, h.now);  // share: 12000 * 12 / 24 = 5 packets
+  h.ensemble.set_backlogged(B, true, h.now);  // B joins
+  h.ensemble.set_backlogged(R, true, h.now);
+  int call_data_left = 6;
+  const auto has_data = [&](MemberId id) { return id == B || call_data_left > 0; };
+  std::vector<MemberId> picks;
+  for (PacketNumber acked = 1; acked <= 8; ++acked) {
+    h.now += ms(10);
+    h.ack_range(acked, acked);
+    while (auto m = h.pick(has_data, {R, B})) {
+      picks.push_back(*m);
+      h.send(*m);
+      if (*m == R) --call_data_left;
+    }
+  }
+  std::string order;
+  for (MemberId m : picks) order += m == R ? 'R' : 'B';
+  ASSERT_GE(picks.size(), 8u) << order;
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(picks[i], R) << "pick " << i << ": " << order;
+  for (std::size_t i = 6; i < picks.size(); ++i) EXPECT_EQ(picks[i], B) << "pick " << i;
+}
+
 }  // namespace
 }  // namespace egw::congestion

@@ -33,6 +33,9 @@ config::ClassifyConfig example_config() {
   for (const auto& t : config::ClassifyConfig::default_content_types()) c.content_types.push_back(t);
   c.sni = {{"*.cdn.example.com", C::image}, {"www.example.com", C::html}, {"API.Example.com", C::script}};
   c.destinations = {{rule("10.2.0.0/16:21,22"), C::bulk}, {rule("192.0.2.0/24:443"), C::html}};
+  c.detect_applications = false;  // the admin's rules alone (classifier_stages_test.cc has the rest)
+  c.unknown_host_class = C::bulk;
+  c.learned_cache_entries = 0;  // every case at one address: the learned cache would answer for unmatched names
   return c;
 }
 
@@ -76,8 +79,9 @@ TEST(Classifier, DefaultAndNeedMore) {
   const auto http = k.classify_open(v4(198, 51, 100, 1, 80), text("GET / HTTP/1.1\r\n"));
   EXPECT_EQ(http.cls, C::bulk);
   EXPECT_FALSE(http.need_more);
-  // No SNI rules: nothing to wait for.
+  // No SNI rules and no detection: nothing to wait for.
   config::ClassifyConfig plain;
+  plain.detect_applications = false;
   plain.default_class = C::script;
   const auto d = Classifier(plain).classify_open(at, {});
   EXPECT_EQ(d.cls, C::script);

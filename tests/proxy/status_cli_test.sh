@@ -69,7 +69,7 @@ assert d["role"] == "hub", d["role"]
 assert e["peer"] == "b1" and e["up"] is False, e
 # No handshake yet: no cipher in use; what the hub accepts (cipher: auto).
 assert e["cipher"] is None and "chacha20-poly1305" in e["ciphers_offered"], e
-assert set(e["bytes_per_second_by_class"]) == {"html", "script", "image", "bulk"}, e
+assert set(e["bytes_per_second_by_class"]) == {"html", "script", "image", "bulk", "realtime", "interactive", "web", "streaming"}, e
 assert 0.5 <= d["rate_window_seconds"] <= 3.0, d["rate_window_seconds"]
 assert d["streams"] == [] and d["streams_omitted"] == 0
 print(f"hub, peer b1, rates over {d['rate_window_seconds']:.1f} s")
@@ -77,7 +77,7 @@ PY
 ); then line PASS "status --json: $out"; else line FAIL "status --json: $out"; fi
 text=$("$bin" status -c "$tmp/hub.yaml" 2>&1)
 [[ $text == "ensemble-gw hub: up "* && $text == *"rates: bytes/s per class over the last "*" s"* ]] &&
-  grep -Eq '^b1 +b1 +down +[^ ]+ +- .* 0/0/0/0 +0/0/0/0$' <<<"$text" &&
+  grep -Eq '^b1 +b1 +down +[^ ]+ +- .* 0/0/0/0/0/0/0/0 +0/0/0/0/0/0/0/0$' <<<"$text" &&
   line PASS "status (text): header, ensembles, rates" || line FAIL "status (text): $text"
 
 metrics=$(sed -n 's|.*metrics on http://\([^/]*\)/metrics.*|\1|p' "$tmp/hub.log" | head -1)

@@ -86,6 +86,7 @@ assert d['commit'] == ')" + std::string(build_commit()) + R"('
 assert d['role'] == 'hub' and d['uptime_seconds'] == 12.5
 assert d['connections_open'] == 7 and d['connections_accepted'] == 123
 assert d['connections_refused'] == {'connect_timeout': 3}
+assert d['streams_classified'] == {} and d['streams_by_application'] == {} and d['streams_decayed_to_bulk'] == 0
 assert d['destinations_refused'] == {}
 assert d['datagrams_dropped'] == {'bad_mac1': 9}
 assert d['config_reloads'] == 2 and d['config_reload_failures'] == 1
@@ -98,9 +99,9 @@ assert d['handshake_aead_mismatches'] == 0
 assert e['srtt_seconds'] == 0.125 and e['tail_probes'] == 5 and e['timeouts'] == 6
 assert e['law_state'] == 'startup' and e['pacing_rate_bytes_per_second'] == 1500000
 assert e['bottleneck_bytes_per_second'] == 0 and e['probe_extensions'] == 0
-assert e['streams_by_class'] == {'html': 2, 'script': 0, 'image': 1, 'bulk': 5}
-assert e['bytes_by_class'] == {'html': 1000, 'script': 0, 'image': 5000000, 'bulk': 7}
-assert e['bytes_per_second_by_class'] == {'html': 500.5, 'script': 0, 'image': 250000, 'bulk': 0}
+assert e['streams_by_class'] == {'html': 2, 'script': 0, 'image': 1, 'bulk': 5, 'realtime': 0, 'interactive': 0, 'web': 0, 'streaming': 0}
+assert e['bytes_by_class'] == {'html': 1000, 'script': 0, 'image': 5000000, 'bulk': 7, 'realtime': 0, 'interactive': 0, 'web': 0, 'streaming': 0}
+assert e['bytes_per_second_by_class'] == {'html': 500.5, 'script': 0, 'image': 250000, 'bulk': 0, 'realtime': 0, 'interactive': 0, 'web': 0, 'streaming': 0}
 [st] = d['streams']
 assert st == {'stream_id': 4, 'client': '10.1.0.5:51234', 'destination': '93.184.216.34:443',
               'class': 'image', 'state': 'open', 'bytes_to_server': 0, 'bytes_to_client': 4096,

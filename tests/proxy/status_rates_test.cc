@@ -47,7 +47,7 @@ TEST(ClassRates, BytesPerSecondPerClassOverTheOldestRecentSample) {
   EXPECT_DOUBLE_EQ(r[3], 250);
   const std::string text = render_status(s);
   EXPECT_NE(text.find("rates: bytes/s per class over the last 2.0 s\n"), std::string::npos) << text;
-  EXPECT_TRUE(text.find("  2.0K/100/0/250\n") != std::string::npos) << text;
+  EXPECT_TRUE(text.find("  2.0K/100/0/250/0/0/0/0\n") != std::string::npos) << text;
 }
 
 TEST(ClassRates, OldSamplesAreDroppedAndYoungOnesNotUsed) {

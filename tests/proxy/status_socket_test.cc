@@ -275,7 +275,7 @@ TEST_F(StatusSocket, RepliesCarryLiveRatesPerClass) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(reply.text, m,
                                 std::regex("rates: bytes/s per class over the last ([0-9.]+) s\n[\\s\\S]*"
-                                           "\nhub-1 +k1 .* ([0-9.]+)K/0/0/0\n")))
+                                           "\nhub-1 +k1 .* ([0-9.]+)K/0/0/0/0/0/0/0\n")))
       << reply.text;
   EXPECT_GE(std::stod(m[1]), 0.5);
   EXPECT_NEAR(std::stod(m[2]) * 1024, 1e6, 2e4) << reply.text;

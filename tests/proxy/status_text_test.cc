@@ -71,7 +71,7 @@ TEST(StatusText, HeaderEnsemblesAndStreams) {
   EXPECT_TRUE(contains(text, "  temporal cache: 3 entries, 5 hits, 2 misses; config reloads: 2 (1 failed)\n"));
   EXPECT_TRUE(contains(text, "PEER   KEY  STATE  ADDRESS            CIPHER       LAW        CWND      SSTHRESH  SRTT      INFLIGHT"));
   EXPECT_TRUE(contains(text, "hub-1  k1   up     203.0.113.7:51900  aes-256-gcm  avoidance  96.0 KiB  48.0 KiB  101.2 ms  12.0 KiB  "
-                             "3/1200     2            2/0/1/5" + std::string(25, ' ') + "-\n"));  // no rates yet
+                             "3/1200     2            2/0/1/5/0/0/0/0" + std::string(52, ' ') + "-\n"));  // no rates yet
   EXPECT_TRUE(contains(text, "ID  CLIENT          DESTINATION        CLASS  STATE  TO SERVER  TO CLIENT  AGE\n"));
   EXPECT_TRUE(contains(text, "4   10.1.0.5:51234  93.184.216.34:443  html   open   1.2 KiB    34.5 KiB   12.3s\n"));
   EXPECT_TRUE(text.ends_with("\n... and 7 more\n")) << text;
@@ -83,8 +83,20 @@ TEST(StatusText, RatesPerClassInTheLastColumn) {
   s.ensembles[0].bytes_per_second_by_class = {1.25 * 1024 * 1024, 0, 9.5 * 1024, 512};
   const auto text = render_status(s);
   EXPECT_TRUE(contains(text, "\nrates: bytes/s per class over the last 2.0 s\nPEER   KEY  STATE"));
-  EXPECT_TRUE(contains(text, "LOSS ROUNDS  STREAMS html/script/image/bulk  RATE html/script/image/bulk\n"));
-  EXPECT_TRUE(contains(text, "2/0/1/5" + std::string(25, ' ') + "1.2M/0/9.5K/512\n"));
+  const std::string classes = "html/script/image/bulk/realtime/interactive/web/streaming";
+  EXPECT_TRUE(contains(text, "LOSS ROUNDS  STREAMS " + classes + "  RATE " + classes + "\n"));
+  EXPECT_TRUE(contains(text, "2/0/1/5/0/0/0/0" + std::string(52, ' ') + "1.2M/0/9.5K/512/0/0/0/0\n"));
+}
+
+TEST(StatusText, ClassificationByApplicationAndStage) {
+  auto s = snapshot();
+  s.streams_by_application = {{"YouTube", 2}, {"Zoom", 3}};
+  s.streams_classified = {{"learned", 1}, {"sni_detector", 5}};
+  s.streams_decayed_to_bulk = 1;
+  const auto text = render_status(s);
+  EXPECT_TRUE(contains(text, "\n  streams by application: YouTube 2, Zoom 3\n"
+                             "  streams classified by: learned 1, sni_detector 5\n"
+                             "  streams decayed to bulk: 1\n"));
 }
 
 TEST(StatusText, EmptyGateway) {

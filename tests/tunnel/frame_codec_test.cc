@@ -262,12 +262,19 @@ TEST(FrameCodec, StreamLengthBeyondPayloadIsRejected) {
   EXPECT_TRUE(parse_frames(bytes({0x04, 0, 0, 4, 1, 2, 3, 4})));
 }
 
-TEST(FrameCodec, UnknownContentClassIsRejected) {
-  // kContentClassCount = 4, so 3 is the last valid class.
-  EXPECT_TRUE(parse_frames(bytes({0x09, 4, 3})));
-  EXPECT_FALSE(parse_frames(bytes({0x09, 4, 4})));
-  EXPECT_FALSE(parse_frames(bytes({0x03, 4, 4, 10, 0, 0, 1, 0, 80, 4})));
-  EXPECT_TRUE(parse_frames(bytes({0x03, 4, 4, 10, 0, 0, 1, 0, 80, 0})));
+TEST(FrameCodec, EveryClassByteParsesAndUnknownOnesAreBulk) {
+  // A newer peer's class (beyond kContentClassCount) is scheduled as bulk
+  // instead of rejecting the packet: older builds failed the frame, which
+  // is why senders map categories for them (nearest_content_type).
+  for (int v = 0; v < 256; ++v) {
+    const auto open = parse_frames(bytes({0x03, 4, 4, 10, 0, 0, 1, 0, 80, v}));
+    const auto cls = parse_frames(bytes({0x09, 4, v}));
+    ASSERT_TRUE(open && cls) << v;
+    const ContentClass expected = v < kContentClassCount ? static_cast<ContentClass>(v) : ContentClass::bulk;
+    EXPECT_EQ(std::get<StreamOpenFrame>(open->front()).class_hint, expected) << v;
+    EXPECT_EQ(std::get<StreamClassFrame>(cls->front()).content_class, expected) << v;
+  }
+  EXPECT_EQ(to_string(std::get<StreamClassFrame>(parse_frames(bytes({0x09, 4, 4}))->front()).content_class), "realtime");
 }
 
 TEST(FrameCodec, AddressFamilyMustBe4Or6) {

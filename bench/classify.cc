@@ -1,0 +1,101 @@
+// bench_classify -> build/bench/classify: the classifier's cost per new
+// connection (issue 21's goal: < 5 us), stage by stage. A decision is made
+// once per connection; nothing runs per packet after it (the stream's class
+// is a byte the scheduler reads).
+//
+//   ninja -C build bench_classify && build/bench/classify
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "proxy/classifier.h"
+#include "proxy/ndpi_detector.h"
+#include "tests/proxy/client_hello_builder.h"
+
+namespace egw::proxy {
+namespace {
+
+std::vector<std::string> corpus_hosts() {
+  std::ifstream in(std::string(EGW_CLASSIFY_DATA_DIR) + "/hosts.tsv");
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != '#') out.push_back(line.substr(0, line.find('\t')));
+  }
+  return out;
+}
+
+tunnel::Destination destination(std::size_t i) {
+  tunnel::Destination d;
+  d.address = {203, 0, static_cast<std::uint8_t>(113 + (i >> 8) % 8), static_cast<std::uint8_t>(i)};
+  d.port = 443;
+  return d;
+}
+
+config::ClassifyConfig typical_config() {
+  config::ClassifyConfig c;  // nDPI on, default content types, learned cache 4096
+  c.sni = {{"*.calls.example.com", ContentClass::realtime}, {"backup.example.com", ContentClass::bulk}};
+  c.destinations = {{std::get<config::DestinationRule>(config::parse_destination_rule("10.9.0.0/16:22")),
+                     ContentClass::interactive}};
+  return c;
+}
+
+// A TLS connection: parse the ClientHello, admin rules, nDPI by name, learn.
+void BM_OpenWithSni(benchmark::State& state) {
+  const Classifier k(typical_config());
+  std::vector<test_data::Bytes> hellos;
+  for (const auto& h : corpus_hosts()) hellos.push_back(test_data::client_hello_records(h));
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const auto d = k.classify_open(destination(i), hellos[i % hellos.size()]);
+    benchmark::DoNotOptimize(d);
+    ++i;
+  }
+  state.SetLabel("the corpus names, round robin");
+}
+BENCHMARK(BM_OpenWithSni);
+
+// The nDPI host-name lookup alone.
+void BM_NdpiByHost(benchmark::State& state) {
+  const NdpiDetector& ndpi = NdpiDetector::shared();
+  const auto hosts = corpus_hosts();
+  std::size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(ndpi.by_host(hosts[i++ % hosts.size()]));
+}
+BENCHMARK(BM_NdpiByHost);
+
+// No SNI (ECH, server-first): nDPI by address, then the learned cache.
+void BM_OpenWithoutSniLearned(benchmark::State& state) {
+  const Classifier k(typical_config());
+  const auto hosts = corpus_hosts();
+  for (std::size_t i = 0; i < hosts.size(); ++i) k.classify_open(destination(i), test_data::client_hello_records(hosts[i]));
+  const std::string_view ssh = "SSH-2.0-OpenSSH_9.2\r\n";
+  const auto bytes = std::as_bytes(std::span(ssh.data(), ssh.size()));
+  std::size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(k.classify_open(destination(i++ % hosts.size()), bytes));
+}
+BENCHMARK(BM_OpenWithoutSniLearned);
+
+// The admin's destination rule: final, nothing parsed.
+void BM_OpenDestinationRule(benchmark::State& state) {
+  const Classifier k(typical_config());
+  tunnel::Destination d;
+  d.address = {10, 9, 1, 2};
+  d.port = 22;
+  for (auto _ : state) benchmark::DoNotOptimize(k.classify_open(d, {}));
+}
+BENCHMARK(BM_OpenDestinationRule);
+
+// What nDPI's detection module costs to build (once per process).
+void BM_NdpiInit(benchmark::State& state) {
+  for (auto _ : state) state.SetIterationTime(NdpiDetector::shared().init_ms() / 1000);
+  state.SetLabel("built once per process: the figure is that one build");
+}
+BENCHMARK(BM_NdpiInit)->UseManualTime()->Iterations(1);
+
+}  // namespace
+}  // namespace egw::proxy
+
+BENCHMARK_MAIN();

@@ -1,0 +1,90 @@
+// The classification corpus (tests/data/classify/hosts.tsv): 254 real host
+// names of applications, each with the category an admin would expect,
+// chosen by hand and not from nDPI. The host-name stages (nDPI 4.2's lists
+// and our general mapping tables, name tokens, unknown_host) must give the
+// expected category for at least kFloor of them. Issue 21's goal is 95 %;
+// nDPI 4.2 does not know 33 of these names and names some umbrellas (Apple,
+// Microsoft) whose services differ, so the floor is what it achieves (202
+// of 254, 79.5 %), and a change that loses any of it fails. The misses are
+// printed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "proxy/classifier.h"
+#include "proxy/ndpi_detector.h"
+
+namespace egw::proxy {
+namespace {
+
+struct Host {
+  std::string name;
+  ContentClass expected;
+  std::string application;
+};
+
+std::vector<Host> corpus() {
+  std::ifstream in(std::string(EGW_CLASSIFY_DATA_DIR) + "/hosts.tsv");
+  std::vector<Host> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string name, category, application;
+    std::getline(fields, name, '\t');
+    std::getline(fields, category, '\t');
+    std::getline(fields, application, '\t');
+    const auto c = content_class_from_string(category);
+    if (!c) ADD_FAILURE() << "unknown category in the corpus: " << line;
+    out.push_back({name, c.value_or(ContentClass::bulk), application});
+  }
+  return out;
+}
+
+constexpr std::size_t kFloor = 202;
+
+TEST(ClassifyHosts, HostNamesGiveTheExpectedCategory) {
+  const auto hosts = corpus();
+  ASSERT_GE(hosts.size(), 250u);
+  const Classifier k{config::ClassifyConfig{}};
+  std::size_t right = 0;
+  std::string misses;
+  for (const Host& h : hosts) {
+    const auto d = k.class_of_sni(h.name);
+    const ContentClass got = d ? d->cls : ContentClass::web;  // unknown_host
+    if (got == h.expected) {
+      ++right;
+    } else {
+      misses += "  " + h.name + " (" + h.application + "): expected " + std::string(to_string(h.expected)) + ", got " +
+                std::string(to_string(got)) + (d && !d->application.empty() ? " as nDPI's " + std::string(d->application) : "") +
+                "\n";
+    }
+  }
+  const double share = static_cast<double>(right) / static_cast<double>(hosts.size());
+  std::printf("classification corpus: %zu of %zu (%.1f %%) as expected; misses:\n%s", right, hosts.size(), 100 * share,
+              misses.c_str());
+  EXPECT_GE(right, kFloor);
+}
+
+TEST(ClassifyHosts, NdpiIsBuiltOnceAndEachNameCostsMicroseconds) {
+  const NdpiDetector& ndpi = NdpiDetector::shared();
+  EXPECT_EQ(&ndpi, &NdpiDetector::shared());
+  std::printf("nDPI detection module built in %.1f ms\n", ndpi.init_ms());
+  const auto hosts = corpus();
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t found = 0;
+  for (int round = 0; round < 10; ++round) {
+    for (const Host& h : hosts) found += ndpi.by_host(h.name).has_value();
+  }
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+                    static_cast<double>(10 * hosts.size());
+  std::printf("nDPI by host: %.2f us per name (%zu found)\n", us, found / 10);
+  EXPECT_LT(us, 200.0);  // a loose bound (sanitizers, a loaded CI machine); the benchmark has the figure
+}
+
+}  // namespace
+}  // namespace egw::proxy
