@@ -3,7 +3,7 @@
 //
 //   udp:
 //     ports: [3478-3481, 5060, 8801-8810]  # branch: destination ports to intercept
-//     class: html                          # branch: the class of those flows
+//     class: realtime                      # branch: the class of flows nothing else names
 //     listen: "0.0.0.0:15002"              # branch: the TPROXY socket
 //     carry_quic: false                    # branch: also carry UDP 443 (else rejected if reject_quic)
 //     deadline_ms: 50                      # a datagram queued longer is dropped
@@ -32,7 +32,7 @@ namespace egw::config {
 struct UdpConfig {
   bool enabled = false;  // the section is present
   PortRanges ports;      // branch: empty = intercept nothing
-  ContentClass content_class = ContentClass::html;
+  ContentClass content_class = ContentClass::realtime;
   std::string listen = "0.0.0.0:15002";
   bool carry_quic = false;
   std::uint32_t deadline_ms = 50;

@@ -139,16 +139,23 @@ Classifier::Decision Classifier::classify_open(const tunnel::Destination& destin
   if (const auto c = class_of_destination(destination)) return {*c, true, false, Stage::destination_rule, {}};
   if (hosts_.empty() && !detector_) return {default_, false, false, Stage::fallback, {}};  // nothing to parse for
   const SniScan sni = scan_client_hello(client_first_bytes);
-  if (sni.status == SniStatus::found) {
-    if (auto d = class_of_sni(sni.host)) {
+  Decision d = classify_named(destination, sni.status == SniStatus::found ? std::optional<std::string_view>(sni.host)
+                                                                           : std::nullopt);
+  d.need_more = sni.status == SniStatus::need_more;
+  return d;
+}
+
+Classifier::Decision Classifier::classify_named(const tunnel::Destination& destination,
+                                                std::optional<std::string_view> host) const {
+  if (const auto c = class_of_destination(destination)) return {*c, true, false, Stage::destination_rule, {}};
+  if (host) {
+    if (auto d = class_of_sni(*host)) {
       // A later connection here without a usable SNI (ECH, none) gets the same.
       cache_->learn(destination, {d->application, d->cls});
       return *d;
     }
   }
-  Decision d = classify_without_sni(destination, sni.status == SniStatus::found);
-  d.need_more = sni.status == SniStatus::need_more;
-  return d;
+  return classify_without_sni(destination, host.has_value());
 }
 
 Classifier::ResponseDecision Classifier::classify_response(std::span<const std::byte> server_first_bytes) const {

@@ -59,6 +59,9 @@ class Classifier {
     std::string_view application;  // the detector's name, or empty
   };
   Decision classify_open(const tunnel::Destination& destination, std::span<const std::byte> client_first_bytes) const;
+  // The same once the host name is known (a TLS SNI, a QUIC Initial's) or
+  // known to be absent (nullopt): the stages after the parse.
+  Decision classify_named(const tunnel::Destination& destination, std::optional<std::string_view> host) const;
 
   enum class ResponseVerdict {
     need_more,  // an HTTP response head still arriving

@@ -2,6 +2,7 @@
 // proxy/udp_branch.h on the branch), wired to the peers' flow events.
 #include <spdlog/spdlog.h>
 
+#include "proxy/flow_classifier.h"
 #include "proxy/gateway.h"
 #include "proxy/gateway_peer.h"
 
@@ -15,6 +16,11 @@ void Gateway::start_udp() {
   }
   if (!config_.udp.intercepts()) return;
   udp_branch_ = std::make_unique<UdpBranch>(io_, config_.udp, *this, 0);  // the branch's hub is its first peer
+  udp_branch_->set_classifier([this](const tunnel::Destination& d, std::span<const std::byte> first) {
+    const Classifier::Decision decision = classify_udp_flow(*classifier_, d, first, config_.udp.content_class);
+    count_classification(decision);
+    return decision.cls;
+  });
   udp_branch_->start();
   spdlog::info("UDP flows: ports {} on {} as {}", config_.udp.ports.to_string(), config_.udp.listen,
                egw::to_string(config_.udp.content_class));

@@ -134,7 +134,7 @@ void UdpBranch::on_lan_datagram(const udp::endpoint& client, const udp::endpoint
   if (auto it = by_tuple_.find({client, to}); it != by_tuple_.end()) {
     flow = it->second;
   } else {
-    flow = open(client, to);
+    flow = open(client, to, payload);
     if (!flow) return;
   }
   tunnel::Connection* c = owner_.connection(peer_);
@@ -152,7 +152,8 @@ void UdpBranch::on_lan_datagram(const udp::endpoint& client, const udp::endpoint
   owner_.service_soon(peer_);
 }
 
-std::shared_ptr<UdpBranch::Flow> UdpBranch::open(const udp::endpoint& client, const udp::endpoint& to) {
+std::shared_ptr<UdpBranch::Flow> UdpBranch::open(const udp::endpoint& client, const udp::endpoint& to,
+                                                 std::span<const std::byte> first_datagram) {
   tunnel::Connection* c = owner_.connection(peer_);
   if (!c) {
     ++stats_.dropped["tunnel_down"];
@@ -180,7 +181,9 @@ std::shared_ptr<UdpBranch::Flow> UdpBranch::open(const udp::endpoint& client, co
     ++stats_.dropped["send_error"];
     return nullptr;
   }
-  const auto id = c->open_flow(destination_of(to), config_.content_class, owner_.now());
+  const tunnel::Destination destination = destination_of(to);
+  const ContentClass cls = classify_ ? classify_(destination, first_datagram) : config_.content_class;
+  const auto id = c->open_flow(destination, cls, owner_.now());
   if (!id) {
     ++stats_.dropped["tunnel_down"];
     return nullptr;
@@ -193,8 +196,8 @@ std::shared_ptr<UdpBranch::Flow> UdpBranch::open(const udp::endpoint& client, co
   by_tuple_[{client, to}] = flow;
   by_id_[*id] = flow;
   ++stats_.flows_opened;
-  spdlog::debug("UDP flow {}: {}:{} -> {}:{}", *id, client.address().to_string(), client.port(),
-                to.address().to_string(), to.port());
+  spdlog::debug("UDP flow {}: {}:{} -> {}:{} as {}", *id, client.address().to_string(), client.port(),
+                to.address().to_string(), to.port(), egw::to_string(cls));
   return flow;
 }
 

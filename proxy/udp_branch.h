@@ -3,8 +3,9 @@
 // one transparent socket with TPROXY and a policy route (fwmark -> a
 // table whose default route is local), so the datagrams keep their
 // original destination, which IP_RECVORIGDSTADDR tells us. Each (client,
-// destination) pair becomes a tunnel flow (open_flow, the class from
-// udp.class); datagrams ride it as DATAGRAM frames. Replies leave from the
+// destination) pair becomes a tunnel flow (open_flow, the class from the
+// flow classifier on its first datagram, proxy/flow_classifier.h; udp.class
+// without one); datagrams ride it as DATAGRAM frames. Replies leave from the
 // original destination's address and port (a transparent socket bound to
 // it, IP_TRANSPARENT), so the client sees the server answer.
 //
@@ -18,6 +19,7 @@
 #include <utility>  // before Boost 1.74 asio (see tunnel_socket.h)
 #include <boost/asio.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -42,6 +44,10 @@ class UdpBranch {
   void start();
   boost::asio::ip::udp::endpoint local_endpoint() const;
 
+  // The class of a new flow from its destination and first datagram.
+  using FlowClassifier = std::function<ContentClass(const tunnel::Destination&, std::span<const std::byte>)>;
+  void set_classifier(FlowClassifier classify) { classify_ = std::move(classify); }
+
   void on_datagram(const tunnel::DatagramReceived& e);
   void on_flow_closed(const tunnel::FlowClosed& e);
   void on_connection_closed();
@@ -55,7 +61,8 @@ class UdpBranch {
   void on_readable();
   void on_lan_datagram(const boost::asio::ip::udp::endpoint& client, const boost::asio::ip::udp::endpoint& to,
                        std::span<const std::byte> payload);
-  std::shared_ptr<Flow> open(const boost::asio::ip::udp::endpoint& client, const boost::asio::ip::udp::endpoint& to);
+  std::shared_ptr<Flow> open(const boost::asio::ip::udp::endpoint& client, const boost::asio::ip::udp::endpoint& to,
+                             std::span<const std::byte> first_datagram);
   void close(tunnel::FlowId id, const std::string& reason, bool tell_peer);
 
   boost::asio::io_context& io_;
@@ -67,6 +74,7 @@ class UdpBranch {
   std::unordered_map<tunnel::FlowId, std::shared_ptr<Flow>> by_id_;
   std::map<boost::asio::ip::address, std::uint32_t> per_client_;
   UdpStats stats_;
+  FlowClassifier classify_;
 };
 
 }  // namespace egw::proxy
