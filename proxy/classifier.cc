@@ -1,7 +1,7 @@
 #include "proxy/classifier.h"
 
+#include "proxy/app_list.h"
 #include "proxy/http_head.h"
-#include "proxy/ndpi_detector.h"
 #include "proxy/tls_client_hello.h"
 
 namespace egw::proxy {
@@ -87,7 +87,7 @@ Classifier::Classifier(const config::ClassifyConfig& config, const AppDetector* 
     : default_(config.default_class),
       unknown_host_(config.unknown_host_class),
       bulk_after_bytes_(config.bulk_after_bytes),
-      detector_(config.detect_applications ? (detector ? detector : &NdpiDetector::shared()) : nullptr),
+      detector_(config.detect_applications ? (detector ? detector : &AppListDetector::shared()) : nullptr),
       cache_(cache ? std::move(cache) : std::make_shared<ClassifierCache>(config.learned_cache_entries)),
       destinations_(config.destinations),
       hosts_(lowercased(config.sni)),

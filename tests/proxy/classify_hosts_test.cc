@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/app_list.h"
 #include "proxy/classifier.h"
 #include "proxy/ndpi_detector.h"
 
@@ -27,8 +28,8 @@ struct Host {
   std::string application;
 };
 
-std::vector<Host> corpus() {
-  std::ifstream in(std::string(EGW_CLASSIFY_DATA_DIR) + "/hosts.tsv");
+std::vector<Host> read_hosts(const std::string& file) {
+  std::ifstream in(std::string(EGW_CLASSIFY_DATA_DIR) + "/" + file);
   std::vector<Host> out;
   std::string line;
   while (std::getline(in, line)) {
@@ -39,18 +40,16 @@ std::vector<Host> corpus() {
     std::getline(fields, category, '\t');
     std::getline(fields, application, '\t');
     const auto c = content_class_from_string(category);
-    if (!c) ADD_FAILURE() << "unknown category in the corpus: " << line;
+    if (!c) ADD_FAILURE() << "unknown category in " << file << ": " << line;
     out.push_back({name, c.value_or(ContentClass::bulk), application});
   }
   return out;
 }
+std::vector<Host> corpus() { return read_hosts("hosts.tsv"); }
 
-constexpr std::size_t kFloor = 202;
-
-TEST(ClassifyHosts, HostNamesGiveTheExpectedCategory) {
-  const auto hosts = corpus();
-  ASSERT_GE(hosts.size(), 250u);
-  const Classifier k{config::ClassifyConfig{}};
+// How many of `hosts` the host-name stages give the expected category;
+// prints the share and the misses under `title`.
+std::size_t score(const Classifier& k, const std::vector<Host>& hosts, const char* title) {
   std::size_t right = 0;
   std::string misses;
   for (const Host& h : hosts) {
@@ -64,10 +63,53 @@ TEST(ClassifyHosts, HostNamesGiveTheExpectedCategory) {
                 "\n";
     }
   }
-  const double share = static_cast<double>(right) / static_cast<double>(hosts.size());
-  std::printf("classification corpus: %zu of %zu (%.1f %%) as expected; misses:\n%s", right, hosts.size(), 100 * share,
-              misses.c_str());
-  EXPECT_GE(right, kFloor);
+  std::printf("%s: %zu of %zu (%.1f %%) as expected; misses:\n%s", title, right, hosts.size(),
+              100.0 * static_cast<double>(right) / static_cast<double>(hosts.size()), misses.c_str());
+  return right;
+}
+
+// Issue 21's goal, 95 % of the corpus: the newer nDPI list, then libndpi 4.2.
+// libndpi 4.2 alone gave 202 of 254 (79.5 %).
+constexpr std::size_t kFloor = 0;  // set below once measured
+constexpr std::size_t kFloorNdpi42 = 202;
+
+TEST(ClassifyHosts, HostNamesGiveTheExpectedCategory) {
+  const auto hosts = corpus();
+  ASSERT_GE(hosts.size(), 250u);
+  const Classifier before{config::ClassifyConfig{}, &NdpiDetector::shared()};
+  const Classifier k{config::ClassifyConfig{}};  // the newer list, then libndpi 4.2
+  EXPECT_GE(score(before, hosts, "classification corpus, libndpi 4.2 alone"), kFloorNdpi42);
+  EXPECT_GE(score(k, hosts, "classification corpus, newer nDPI list then libndpi 4.2"), kFloor);
+}
+
+// Names not in the corpus (tests/data/classify/holdout.tsv, categories chosen
+// by hand before any run): the newer list must help there too, or it was
+// fitted to the corpus.
+constexpr std::size_t kHoldoutFloorNdpi42 = 0;  // set below once measured
+constexpr std::size_t kHoldoutFloor = 0;
+
+TEST(ClassifyHosts, HoldoutNamesGiveTheExpectedCategory) {
+  const auto hosts = read_hosts("holdout.tsv");
+  ASSERT_GE(hosts.size(), 50u);
+  const Classifier before{config::ClassifyConfig{}, &NdpiDetector::shared()};
+  const Classifier k{config::ClassifyConfig{}};
+  EXPECT_GE(score(before, hosts, "holdout, libndpi 4.2 alone"), kHoldoutFloorNdpi42);
+  EXPECT_GE(score(k, hosts, "holdout, newer nDPI list then libndpi 4.2"), kHoldoutFloor);
+}
+
+TEST(ClassifyHosts, ListMatchesAtLabelBoundariesLongestFirst) {
+  const AppListDetector list(nullptr);
+  EXPECT_GT(list.patterns(), 900u);
+  ASSERT_TRUE(list.by_host("zoom.us").has_value());
+  EXPECT_EQ(list.by_host("zoom.us")->application, "Zoom");
+  EXPECT_EQ(list.by_host("us06web.zoom.us")->category, ContentClass::realtime);  // Video, but Zoom's row says realtime
+  EXPECT_FALSE(list.by_host("notzoom.us").has_value());                          // not at a label boundary
+  EXPECT_FALSE(list.by_host("zoom.us.example.net").has_value());
+  ASSERT_TRUE(list.by_host("www.amazon.de").has_value());                        // "amazon.": a label prefix
+  EXPECT_EQ(list.by_host("www.amazon.de")->application, "Amazon");
+  EXPECT_EQ(list.by_host("atv-ps.amazon.com")->application, "AmazonVideo");      // longer suffix first
+  EXPECT_FALSE(list.by_host("").has_value());
+  EXPECT_FALSE(list.by_host(".").has_value());
 }
 
 TEST(ClassifyHosts, NdpiIsBuiltOnceAndEachNameCostsMicroseconds) {
