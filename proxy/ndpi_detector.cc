@@ -24,6 +24,8 @@ struct ApplicationCategory {
 };
 constexpr ApplicationCategory kByApplication[] = {
     {"Zoom", ContentClass::realtime},          // nDPI: Video
+    {"GoogleMeet", ContentClass::realtime},    // newer nDPI: Chat; a video call
+    {"AdobeConnect", ContentClass::realtime},  // newer nDPI: Video; web conferencing
     {"Skype_Teams", ContentClass::realtime},   // VoIP already; listed for clarity
     {"Teams", ContentClass::realtime},         // Collaborative
     {"Discord", ContentClass::realtime},       // Collaborative: voice channels
@@ -35,9 +37,12 @@ constexpr ApplicationCategory kByApplication[] = {
     {"Google", ContentClass::web},
     {"Apple", ContentClass::web},
     {"Salesforce", ContentClass::web},         // Cloud: a web application
+    {"Cloudflare", ContentClass::web},         // newer nDPI: Media for cdnjs; a CDN in front of many sites
     {"AmazonVideo", ContentClass::streaming},  // Cloud
     {"TikTok", ContentClass::streaming},       // SocialNetwork: short videos
     {"Steam", ContentClass::bulk},             // Game: its TCP hosts are store and downloads
+    {"EpicGames", ContentClass::bulk},         // Game: a launcher like Steam, the same reason
+    {"ElectronicArts", ContentClass::bulk},    // Game: a launcher like Steam, the same reason
     {"AppleiCloud", ContentClass::bulk},       // Web: storage and backups
     {"SSH", ContentClass::interactive},
     {"DNS", ContentClass::interactive},
