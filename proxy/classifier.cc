@@ -96,7 +96,14 @@ Classifier::Classifier(const config::ClassifyConfig& config, const AppDetector* 
 std::optional<Classifier::Decision> Classifier::class_of_sni(std::string_view host) const {
   if (const auto c = class_of_host(host)) return Decision{*c, false, false, Stage::sni_rule, {}};
   if (!detector_) return std::nullopt;
-  if (const auto m = detector_->by_host(host)) return Decision{m->category, false, false, Stage::sni_detector, m->application};
+  if (const auto m = detector_->by_host(host)) {
+    // "web" is the detector's catch-all (a company's umbrella, an unmapped
+    // category); a general word in the name says more: download.nvidia.com.
+    if (m->category == ContentClass::web) {
+      if (const auto c = class_of_tokens(host)) return Decision{*c, false, false, Stage::sni_tokens, m->application};
+    }
+    return Decision{m->category, false, false, Stage::sni_detector, m->application};
+  }
   if (const auto c = class_of_tokens(host)) return Decision{*c, false, false, Stage::sni_tokens, {}};
   return std::nullopt;
 }

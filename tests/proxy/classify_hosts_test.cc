@@ -1,12 +1,11 @@
 // The classification corpus (tests/data/classify/hosts.tsv): 254 real host
 // names of applications, each with the category an admin would expect,
-// chosen by hand and not from nDPI. The host-name stages (nDPI 4.2's lists
-// and our general mapping tables, name tokens, unknown_host) must give the
-// expected category for at least kFloor of them. Issue 21's goal is 95 %;
-// nDPI 4.2 does not know 33 of these names and names some umbrellas (Apple,
-// Microsoft) whose services differ, so the floor is what it achieves (202
-// of 254, 79.5 %), and a change that loses any of it fails. The misses are
-// printed.
+// chosen by hand and not from nDPI. The host-name stages (the newer nDPI
+// list, libndpi 4.2, our general mapping tables, name tokens, unknown_host)
+// must give the expected category for at least kFloor of them, and for
+// kHoldoutFloor of a holdout (holdout.tsv: names not in the corpus, written
+// before any run) so that nothing here is fitted to the corpus. Both print
+// libndpi 4.2 alone beside it, and the misses.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -68,10 +67,13 @@ std::size_t score(const Classifier& k, const std::vector<Host>& hosts, const cha
   return right;
 }
 
-// Issue 21's goal, 95 % of the corpus: the newer nDPI list, then libndpi 4.2.
-// libndpi 4.2 alone gave 202 of 254 (79.5 %).
-constexpr std::size_t kFloor = 0;  // set below once measured
-constexpr std::size_t kFloorNdpi42 = 202;
+// Issue 21's goal is 95 % of the corpus. main with libndpi 4.2 alone gave 202
+// of 254 (79.5 %); the newer nDPI list first (upstream 3b1286a, Oct 2024)
+// gives 213 (83.9 %): the floor, so a change that loses any of it fails. The
+// rest upstream nDPI does not know either (zoom.com, whereby.com, box.com,
+// mega.nz, docker.io, debian.org, ...) or names an umbrella (apple.com).
+constexpr std::size_t kFloor = 213;
+constexpr std::size_t kFloorNdpi42 = 203;  // libndpi 4.2 alone, with today's tables
 
 TEST(ClassifyHosts, HostNamesGiveTheExpectedCategory) {
   const auto hosts = corpus();
@@ -85,8 +87,9 @@ TEST(ClassifyHosts, HostNamesGiveTheExpectedCategory) {
 // Names not in the corpus (tests/data/classify/holdout.tsv, categories chosen
 // by hand before any run): the newer list must help there too, or it was
 // fitted to the corpus.
-constexpr std::size_t kHoldoutFloorNdpi42 = 0;  // set below once measured
-constexpr std::size_t kHoldoutFloor = 0;
+// main with libndpi 4.2 alone: 27 of 71 (38.0 %); now 33 (46.5 %).
+constexpr std::size_t kHoldoutFloorNdpi42 = 28;  // libndpi 4.2 alone, with today's tables
+constexpr std::size_t kHoldoutFloor = 33;
 
 TEST(ClassifyHosts, HoldoutNamesGiveTheExpectedCategory) {
   const auto hosts = read_hosts("holdout.tsv");
@@ -110,6 +113,27 @@ TEST(ClassifyHosts, ListMatchesAtLabelBoundariesLongestFirst) {
   EXPECT_EQ(list.by_host("atv-ps.amazon.com")->application, "AmazonVideo");      // longer suffix first
   EXPECT_FALSE(list.by_host("").has_value());
   EXPECT_FALSE(list.by_host(".").has_value());
+}
+
+// A detector that knows every name as a company's site (web).
+class EverythingIsWeb final : public AppDetector {
+ public:
+  std::optional<AppMatch> by_host(std::string_view) const override { return AppMatch{"Umbrella", ContentClass::web}; }
+  std::optional<AppMatch> by_address(const tunnel::Destination&) const override { return std::nullopt; }
+};
+
+TEST(ClassifyHosts, NameTokensRefineTheDetectorsWebAnswer) {
+  const EverythingIsWeb web;
+  const Classifier k{config::ClassifyConfig{}, &web};
+  const auto download = k.class_of_sni("download.example.com");
+  ASSERT_TRUE(download.has_value());
+  EXPECT_EQ(download->cls, ContentClass::bulk);
+  EXPECT_EQ(download->stage, Stage::sni_tokens);
+  EXPECT_EQ(download->application, "Umbrella");
+  const auto www = k.class_of_sni("www.example.com");
+  ASSERT_TRUE(www.has_value());
+  EXPECT_EQ(www->cls, ContentClass::web);
+  EXPECT_EQ(www->stage, Stage::sni_detector);
 }
 
 TEST(ClassifyHosts, NdpiIsBuiltOnceAndEachNameCostsMicroseconds) {
