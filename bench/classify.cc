@@ -75,8 +75,8 @@ void BM_ListByHost(benchmark::State& state) {
   const auto hosts = corpus_hosts();
   std::size_t i = 0;
   for (auto _ : state) benchmark::DoNotOptimize(chain.list_match(hosts[i++ % hosts.size()]));
-  state.SetLabel(std::to_string(chain.patterns()) + " patterns, ~" + std::to_string(chain.memory_bytes() / 1024) +
-                 " KiB of tables");
+  state.SetLabel(std::to_string(chain.patterns()) + " patterns, ~" +
+                 std::to_string(chain.memory_bytes() / 1024) + " KiB of tables");
 }
 BENCHMARK(BM_ListByHost);
 

@@ -33,7 +33,8 @@ AppListDetector::AppListDetector(const AppDetector* fallback) : fallback_(fallba
       hosts.remove_prefix(std::min(end + 1, hosts.size()));
       if (pattern.ends_with('.')) {
         prefixes_.try_emplace(pattern, Entry{match});  // the generator already dropped repeats
-        prefix_labels_max_ = std::max<std::size_t>(prefix_labels_max_, std::count(pattern.begin(), pattern.end(), '.'));
+        const auto labels = static_cast<std::size_t>(std::count(pattern.begin(), pattern.end(), '.'));
+        prefix_labels_max_ = std::max(prefix_labels_max_, labels);
       } else if (pattern.starts_with('.')) {
         suffixes_.try_emplace(pattern.substr(1), Entry{match, true});
       } else {

@@ -57,9 +57,9 @@ std::size_t score(const Classifier& k, const std::vector<Host>& hosts, const cha
     if (got == h.expected) {
       ++right;
     } else {
+      const std::string as = d && !d->application.empty() ? " as nDPI's " + std::string(d->application) : "";
       misses += "  " + h.name + " (" + h.application + "): expected " + std::string(to_string(h.expected)) + ", got " +
-                std::string(to_string(got)) + (d && !d->application.empty() ? " as nDPI's " + std::string(d->application) : "") +
-                "\n";
+                std::string(to_string(got)) + as + "\n";
     }
   }
   std::printf("%s: %zu of %zu (%.1f %%) as expected; misses:\n%s", title, right, hosts.size(),
