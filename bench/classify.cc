@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/app_list.h"
 #include "proxy/classifier.h"
 #include "proxy/ndpi_detector.h"
 #include "tests/proxy/client_hello_builder.h"
@@ -42,7 +43,8 @@ config::ClassifyConfig typical_config() {
   return c;
 }
 
-// A TLS connection: parse the ClientHello, admin rules, nDPI by name, learn.
+// A TLS connection: parse the ClientHello, admin rules, the newer nDPI list
+// then libndpi 4.2 by name, learn.
 void BM_OpenWithSni(benchmark::State& state) {
   const Classifier k(typical_config());
   std::vector<test_data::Bytes> hellos;
@@ -65,6 +67,35 @@ void BM_NdpiByHost(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(ndpi.by_host(hosts[i++ % hosts.size()]));
 }
 BENCHMARK(BM_NdpiByHost);
+
+// The newer nDPI list alone (hash probes per label boundary), and the
+// chain the classifier asks (the list, then libndpi 4.2 for what it lacks).
+void BM_ListByHost(benchmark::State& state) {
+  const AppListDetector& chain = AppListDetector::shared();
+  const auto hosts = corpus_hosts();
+  std::size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(chain.list_match(hosts[i++ % hosts.size()]));
+  state.SetLabel(std::to_string(chain.patterns()) + " patterns, ~" +
+                 std::to_string(chain.memory_bytes() / 1024) + " KiB of tables");
+}
+BENCHMARK(BM_ListByHost);
+
+void BM_ListThenNdpiByHost(benchmark::State& state) {
+  const AppListDetector& chain = AppListDetector::shared();
+  const auto hosts = corpus_hosts();
+  std::size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(chain.by_host(hosts[i++ % hosts.size()]));
+}
+BENCHMARK(BM_ListThenNdpiByHost);
+
+// Building the list's tables (once per process, at a branch's start).
+void BM_ListBuild(benchmark::State& state) {
+  for (auto _ : state) {
+    const AppListDetector list(nullptr);
+    benchmark::DoNotOptimize(list.patterns());
+  }
+}
+BENCHMARK(BM_ListBuild)->Unit(benchmark::kMicrosecond);
 
 // No SNI (ECH, server-first): nDPI by address, then the learned cache.
 void BM_OpenWithoutSniLearned(benchmark::State& state) {

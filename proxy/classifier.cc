@@ -1,7 +1,7 @@
 #include "proxy/classifier.h"
 
+#include "proxy/app_list.h"
 #include "proxy/http_head.h"
-#include "proxy/ndpi_detector.h"
 #include "proxy/tls_client_hello.h"
 
 namespace egw::proxy {
@@ -87,7 +87,7 @@ Classifier::Classifier(const config::ClassifyConfig& config, const AppDetector* 
     : default_(config.default_class),
       unknown_host_(config.unknown_host_class),
       bulk_after_bytes_(config.bulk_after_bytes),
-      detector_(config.detect_applications ? (detector ? detector : &NdpiDetector::shared()) : nullptr),
+      detector_(config.detect_applications ? (detector ? detector : &AppListDetector::shared()) : nullptr),
       cache_(cache ? std::move(cache) : std::make_shared<ClassifierCache>(config.learned_cache_entries)),
       destinations_(config.destinations),
       hosts_(lowercased(config.sni)),
@@ -96,7 +96,14 @@ Classifier::Classifier(const config::ClassifyConfig& config, const AppDetector* 
 std::optional<Classifier::Decision> Classifier::class_of_sni(std::string_view host) const {
   if (const auto c = class_of_host(host)) return Decision{*c, false, false, Stage::sni_rule, {}};
   if (!detector_) return std::nullopt;
-  if (const auto m = detector_->by_host(host)) return Decision{m->category, false, false, Stage::sni_detector, m->application};
+  if (const auto m = detector_->by_host(host)) {
+    // "web" is the detector's catch-all (a company's umbrella, an unmapped
+    // category); a general word in the name says more: download.nvidia.com.
+    if (m->category == ContentClass::web) {
+      if (const auto c = class_of_tokens(host)) return Decision{*c, false, false, Stage::sni_tokens, m->application};
+    }
+    return Decision{m->category, false, false, Stage::sni_detector, m->application};
+  }
   if (const auto c = class_of_tokens(host)) return Decision{*c, false, false, Stage::sni_tokens, {}};
   return std::nullopt;
 }

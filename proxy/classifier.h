@@ -2,7 +2,8 @@
 // tickets. Two places decide (config/classify_config.h has the rules):
 //
 //   branch, stream opens, cheapest and most trusted first (Stage):
-//     admin destination rule (final) > admin SNI pattern > nDPI by SNI >
+//     admin destination rule (final) > admin SNI pattern > nDPI by SNI
+//     (the newer list, then libndpi 4.2) >
 //     name tokens ("download", "vod", ...) > nDPI by destination address >
 //     learned cache (address:port, filled by SNI decisions) >
 //     unknown_host (TLS with a name nothing knew: web) > default;
@@ -42,7 +43,8 @@ std::string_view to_string(Stage s);
 
 class Classifier {
  public:
-  // `detector`: nullptr is nDPI (NdpiDetector::shared()) when the config
+  // `detector`: nullptr is the newer nDPI list, then libndpi 4.2
+  // (AppListDetector::shared(), app_list.h) when the config
   // asks for detection. The learned cache is the classifier's own unless
   // one is given (a reload may hand the old one on).
   explicit Classifier(const config::ClassifyConfig& config, const AppDetector* detector = nullptr,

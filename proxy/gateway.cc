@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "proxy/app_list.h"
 #include "proxy/gateway_peer.h"
 #include "proxy/ndpi_detector.h"
 #include "proxy/original_destination.h"
@@ -120,8 +121,9 @@ std::unique_ptr<TimestampFile> Gateway::timestamp_file() const {
 
 void Gateway::start() {
   if (classify_config(config_).detect_applications) {
-    spdlog::info("application detection: nDPI {} ready (built in {:.0f} ms, once per process)", NdpiDetector::version(),
-                 NdpiDetector::shared().init_ms());
+    spdlog::info("application detection: nDPI {} ready (built in {:.0f} ms, once per process), newer nDPI list: {} "
+                 "host patterns", NdpiDetector::version(), NdpiDetector::shared().init_ms(),
+                 AppListDetector::shared().patterns());
   }
   asio::ip::udp::endpoint local;
   if (!config_.tunnel_listen.empty()) {

@@ -14,32 +14,58 @@ namespace egw::proxy {
 namespace {
 
 // Where nDPI's category is too coarse for a scheduling decision: by
-// application (docs/config.md, "nDPI's applications"). Umbrella ids
+// application, keyed by nDPI's application name (stable across releases, its
+// protocol ids are not), so libndpi 4.2 and the newer list (app_list.h) share
+// it (docs/config.md, "nDPI's applications"). Umbrella applications
 // (Microsoft, Google, Apple) name a company's many services, not one use.
-struct ProtocolCategory {
-  std::uint16_t protocol_id;
+struct ApplicationCategory {
+  std::string_view application;
   ContentClass category;
 };
-constexpr ProtocolCategory kByProtocol[] = {
-    {NDPI_PROTOCOL_ZOOM, ContentClass::realtime},         // nDPI: Video
-    {NDPI_PROTOCOL_SKYPE_TEAMS, ContentClass::realtime},  // VoIP already; listed for clarity
-    {NDPI_PROTOCOL_MSTEAMS, ContentClass::realtime},      // Collaborative
-    {NDPI_PROTOCOL_DISCORD, ContentClass::realtime},      // Collaborative: voice channels
-    {NDPI_PROTOCOL_WHATSAPP_CALL, ContentClass::realtime},
-    {NDPI_PROTOCOL_SIGNAL_VOIP, ContentClass::realtime},
-    {NDPI_PROTOCOL_SLACK, ContentClass::interactive},     // Collaborative: chat
-    {NDPI_PROTOCOL_MICROSOFT, ContentClass::web},         // Cloud: an umbrella
-    {NDPI_PROTOCOL_MICROSOFT_365, ContentClass::web},     // Collaborative: web apps
-    {NDPI_PROTOCOL_GOOGLE, ContentClass::web},
-    {NDPI_PROTOCOL_APPLE, ContentClass::web},
-    {NDPI_PROTOCOL_SALESFORCE, ContentClass::web},        // Cloud: a web application
-    {NDPI_PROTOCOL_AMAZON_VIDEO, ContentClass::streaming},  // Cloud
-    {NDPI_PROTOCOL_TIKTOK, ContentClass::streaming},      // SocialNetwork: short videos
-    {NDPI_PROTOCOL_STEAM, ContentClass::bulk},            // Game: its TCP hosts are store and downloads
-    {NDPI_PROTOCOL_APPLE_ICLOUD, ContentClass::bulk},     // Web: storage and backups
-    {NDPI_PROTOCOL_SSH, ContentClass::interactive},
-    {NDPI_PROTOCOL_DNS, ContentClass::interactive},
+constexpr ApplicationCategory kByApplication[] = {
+    {"Zoom", ContentClass::realtime},          // nDPI: Video
+    {"GoogleMeet", ContentClass::realtime},    // newer nDPI: Chat; a video call
+    {"AdobeConnect", ContentClass::realtime},  // newer nDPI: Video; web conferencing
+    {"Skype_Teams", ContentClass::realtime},   // VoIP already; listed for clarity
+    {"Teams", ContentClass::realtime},         // Collaborative
+    {"Discord", ContentClass::realtime},       // Collaborative: voice channels
+    {"WhatsAppCall", ContentClass::realtime},
+    {"SignalVoip", ContentClass::realtime},
+    {"Slack", ContentClass::interactive},      // Collaborative: chat
+    {"Microsoft", ContentClass::web},          // Cloud: an umbrella
+    {"Microsoft365", ContentClass::web},       // Collaborative: web apps
+    {"Google", ContentClass::web},
+    {"Apple", ContentClass::web},
+    {"Salesforce", ContentClass::web},         // Cloud: a web application
+    {"Cloudflare", ContentClass::web},         // newer nDPI: Media for cdnjs; a CDN in front of many sites
+    {"AmazonVideo", ContentClass::streaming},  // Cloud
+    {"TikTok", ContentClass::streaming},       // SocialNetwork: short videos
+    {"Steam", ContentClass::bulk},             // Game: its TCP hosts are store and downloads
+    {"EpicGames", ContentClass::bulk},         // Game: a launcher like Steam, the same reason
+    {"ElectronicArts", ContentClass::bulk},    // Game: a launcher like Steam, the same reason
+    {"AppleiCloud", ContentClass::bulk},       // Web: storage and backups
+    {"SSH", ContentClass::interactive},
+    {"DNS", ContentClass::interactive},
 };
+
+// nDPI's category names (NDPI_PROTOCOL_CATEGORY_<name>) as the newer list
+// spells them, to 4.2's values; a name 4.2 lacks (ADULT_CONTENT,
+// CYBERSECURITY) falls to category_of's default, web.
+struct CategoryName {
+  std::string_view name;
+  ndpi_protocol_category_t category;
+};
+#define EGW_CATEGORY(name) {#name, NDPI_PROTOCOL_CATEGORY_##name}
+constexpr CategoryName kCategoryNames[] = {
+    EGW_CATEGORY(VOIP), EGW_CATEGORY(CHAT), EGW_CATEGORY(REMOTE_ACCESS), EGW_CATEGORY(NETWORK),
+    EGW_CATEGORY(RPC), EGW_CATEGORY(DATABASE), EGW_CATEGORY(GAME), EGW_CATEGORY(CONNECTIVITY_CHECK),
+    EGW_CATEGORY(IOT_SCADA), EGW_CATEGORY(VIRTUAL_ASSISTANT), EGW_CATEGORY(MEDIA), EGW_CATEGORY(STREAMING),
+    EGW_CATEGORY(MUSIC), EGW_CATEGORY(VIDEO), EGW_CATEGORY(DOWNLOAD_FT), EGW_CATEGORY(DATA_TRANSFER),
+    EGW_CATEGORY(FILE_SHARING), EGW_CATEGORY(SW_UPDATE), EGW_CATEGORY(CLOUD), EGW_CATEGORY(WEB),
+    EGW_CATEGORY(SOCIAL_NETWORK), EGW_CATEGORY(SHOPPING), EGW_CATEGORY(MAIL), EGW_CATEGORY(COLLABORATIVE),
+    EGW_CATEGORY(VPN), EGW_CATEGORY(SYSTEM_OS), EGW_CATEGORY(PRODUCTIVITY),
+};
+#undef EGW_CATEGORY
 
 ContentClass category_of(int ndpi_category) {
   switch (static_cast<ndpi_protocol_category_t>(ndpi_category)) {
@@ -68,11 +94,18 @@ ContentClass category_of(int ndpi_category) {
 
 }  // namespace
 
-ContentClass category_of_ndpi(std::uint16_t protocol_id, int ndpi_category) {
-  for (const auto& p : kByProtocol) {
-    if (p.protocol_id == protocol_id) return p.category;
+ContentClass category_of_ndpi(std::string_view application, int ndpi_category) {
+  for (const auto& a : kByApplication) {
+    if (a.application == application) return a.category;
   }
   return category_of(ndpi_category);
+}
+
+ContentClass category_of_ndpi_name(std::string_view application, std::string_view ndpi_category_name) {
+  for (const auto& c : kCategoryNames) {
+    if (c.name == ndpi_category_name) return category_of_ndpi(application, c.category);
+  }
+  return category_of_ndpi(application, NDPI_PROTOCOL_CATEGORY_UNSPECIFIED);
 }
 
 const NdpiDetector& NdpiDetector::shared() {
@@ -99,7 +132,8 @@ std::optional<AppMatch> NdpiDetector::match_of(std::uint16_t protocol_id) const 
   p.app_protocol = protocol_id;
   const ndpi_protocol_category_t c = ndpi_get_proto_category(ndpi_, p);
   const char* name = ndpi_get_proto_name(ndpi_, protocol_id);
-  return AppMatch{name ? std::string_view(name) : std::string_view("unknown"), category_of_ndpi(protocol_id, c)};
+  const std::string_view application = name ? std::string_view(name) : std::string_view("unknown");
+  return AppMatch{application, category_of_ndpi(application, c)};
 }
 
 std::optional<AppMatch> NdpiDetector::by_host(std::string_view host) const {

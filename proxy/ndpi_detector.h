@@ -3,7 +3,7 @@
 // applications) and its IP lists (ndpi_network_ptree_match: the address
 // blocks of the big services), nDPI's category for each application, and
 // our table from nDPI's categories and, where a category is too coarse,
-// protocol ids, to ours (ndpi_category_map.cc; docs/config.md has both).
+// applications, to ours (docs/config.md has both; app_list.h uses them too).
 //
 // nDPI's detection module costs ~100 ms and tens of MB to build (its
 // automata): one per process, built on first use (shared()) and never
@@ -41,8 +41,11 @@ class NdpiDetector final : public AppDetector {
   double init_ms_ = 0;
 };
 
-// Our category for an nDPI application: its protocol id first (the table of
+// Our category for an nDPI application: its name first (the table of
 // exceptions), else its nDPI category (ndpi_protocol_category_t's value).
-ContentClass category_of_ndpi(std::uint16_t protocol_id, int ndpi_category);
+ContentClass category_of_ndpi(std::string_view application, int ndpi_category);
+// The same, for a list that names the category ("VIDEO", as in
+// NDPI_PROTOCOL_CATEGORY_VIDEO): the newer list of app_list.h.
+ContentClass category_of_ndpi_name(std::string_view application, std::string_view ndpi_category_name);
 
 }  // namespace egw::proxy

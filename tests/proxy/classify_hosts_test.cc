@@ -1,12 +1,11 @@
 // The classification corpus (tests/data/classify/hosts.tsv): 254 real host
 // names of applications, each with the category an admin would expect,
-// chosen by hand and not from nDPI. The host-name stages (nDPI 4.2's lists
-// and our general mapping tables, name tokens, unknown_host) must give the
-// expected category for at least kFloor of them. Issue 21's goal is 95 %;
-// nDPI 4.2 does not know 33 of these names and names some umbrellas (Apple,
-// Microsoft) whose services differ, so the floor is what it achieves (202
-// of 254, 79.5 %), and a change that loses any of it fails. The misses are
-// printed.
+// chosen by hand and not from nDPI. The host-name stages (the newer nDPI
+// list, libndpi 4.2, our general mapping tables, name tokens, unknown_host)
+// must give the expected category for at least kFloor of them, and for
+// kHoldoutFloor of a holdout (holdout.tsv: names not in the corpus, written
+// before any run) so that nothing here is fitted to the corpus. Both print
+// libndpi 4.2 alone beside it, and the misses.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/app_list.h"
 #include "proxy/classifier.h"
 #include "proxy/ndpi_detector.h"
 
@@ -27,8 +27,8 @@ struct Host {
   std::string application;
 };
 
-std::vector<Host> corpus() {
-  std::ifstream in(std::string(EGW_CLASSIFY_DATA_DIR) + "/hosts.tsv");
+std::vector<Host> read_hosts(const std::string& file) {
+  std::ifstream in(std::string(EGW_CLASSIFY_DATA_DIR) + "/" + file);
   std::vector<Host> out;
   std::string line;
   while (std::getline(in, line)) {
@@ -39,18 +39,16 @@ std::vector<Host> corpus() {
     std::getline(fields, category, '\t');
     std::getline(fields, application, '\t');
     const auto c = content_class_from_string(category);
-    if (!c) ADD_FAILURE() << "unknown category in the corpus: " << line;
+    if (!c) ADD_FAILURE() << "unknown category in " << file << ": " << line;
     out.push_back({name, c.value_or(ContentClass::bulk), application});
   }
   return out;
 }
+std::vector<Host> corpus() { return read_hosts("hosts.tsv"); }
 
-constexpr std::size_t kFloor = 202;
-
-TEST(ClassifyHosts, HostNamesGiveTheExpectedCategory) {
-  const auto hosts = corpus();
-  ASSERT_GE(hosts.size(), 250u);
-  const Classifier k{config::ClassifyConfig{}};
+// How many of `hosts` the host-name stages give the expected category;
+// prints the share and the misses under `title`.
+std::size_t score(const Classifier& k, const std::vector<Host>& hosts, const char* title) {
   std::size_t right = 0;
   std::string misses;
   for (const Host& h : hosts) {
@@ -59,15 +57,83 @@ TEST(ClassifyHosts, HostNamesGiveTheExpectedCategory) {
     if (got == h.expected) {
       ++right;
     } else {
+      const std::string as = d && !d->application.empty() ? " as nDPI's " + std::string(d->application) : "";
       misses += "  " + h.name + " (" + h.application + "): expected " + std::string(to_string(h.expected)) + ", got " +
-                std::string(to_string(got)) + (d && !d->application.empty() ? " as nDPI's " + std::string(d->application) : "") +
-                "\n";
+                std::string(to_string(got)) + as + "\n";
     }
   }
-  const double share = static_cast<double>(right) / static_cast<double>(hosts.size());
-  std::printf("classification corpus: %zu of %zu (%.1f %%) as expected; misses:\n%s", right, hosts.size(), 100 * share,
-              misses.c_str());
-  EXPECT_GE(right, kFloor);
+  std::printf("%s: %zu of %zu (%.1f %%) as expected; misses:\n%s", title, right, hosts.size(),
+              100.0 * static_cast<double>(right) / static_cast<double>(hosts.size()), misses.c_str());
+  return right;
+}
+
+// Issue 21's goal is 95 % of the corpus. main with libndpi 4.2 alone gave 202
+// of 254 (79.5 %); the newer nDPI list first (upstream 3b1286a, Oct 2024)
+// gives 213 (83.9 %): the floor, so a change that loses any of it fails. The
+// rest upstream nDPI does not know either (zoom.com, whereby.com, box.com,
+// mega.nz, docker.io, debian.org, ...) or names an umbrella (apple.com).
+constexpr std::size_t kFloor = 213;
+constexpr std::size_t kFloorNdpi42 = 203;  // libndpi 4.2 alone, with today's tables
+
+TEST(ClassifyHosts, HostNamesGiveTheExpectedCategory) {
+  const auto hosts = corpus();
+  ASSERT_GE(hosts.size(), 250u);
+  const Classifier before{config::ClassifyConfig{}, &NdpiDetector::shared()};
+  const Classifier k{config::ClassifyConfig{}};  // the newer list, then libndpi 4.2
+  EXPECT_GE(score(before, hosts, "classification corpus, libndpi 4.2 alone"), kFloorNdpi42);
+  EXPECT_GE(score(k, hosts, "classification corpus, newer nDPI list then libndpi 4.2"), kFloor);
+}
+
+// Names not in the corpus (tests/data/classify/holdout.tsv, categories chosen
+// by hand before any run): the newer list must help there too, or it was
+// fitted to the corpus.
+// main with libndpi 4.2 alone: 27 of 71 (38.0 %); now 33 (46.5 %).
+constexpr std::size_t kHoldoutFloorNdpi42 = 28;  // libndpi 4.2 alone, with today's tables
+constexpr std::size_t kHoldoutFloor = 33;
+
+TEST(ClassifyHosts, HoldoutNamesGiveTheExpectedCategory) {
+  const auto hosts = read_hosts("holdout.tsv");
+  ASSERT_GE(hosts.size(), 50u);
+  const Classifier before{config::ClassifyConfig{}, &NdpiDetector::shared()};
+  const Classifier k{config::ClassifyConfig{}};
+  EXPECT_GE(score(before, hosts, "holdout, libndpi 4.2 alone"), kHoldoutFloorNdpi42);
+  EXPECT_GE(score(k, hosts, "holdout, newer nDPI list then libndpi 4.2"), kHoldoutFloor);
+}
+
+TEST(ClassifyHosts, ListMatchesAtLabelBoundariesLongestFirst) {
+  const AppListDetector list(nullptr);
+  EXPECT_GT(list.patterns(), 900u);
+  ASSERT_TRUE(list.by_host("zoom.us").has_value());
+  EXPECT_EQ(list.by_host("zoom.us")->application, "Zoom");
+  EXPECT_EQ(list.by_host("us06web.zoom.us")->category, ContentClass::realtime);  // Video, but Zoom's row says realtime
+  EXPECT_FALSE(list.by_host("notzoom.us").has_value());                          // not at a label boundary
+  EXPECT_FALSE(list.by_host("zoom.us.example.net").has_value());
+  ASSERT_TRUE(list.by_host("www.amazon.de").has_value());                        // "amazon.": a label prefix
+  EXPECT_EQ(list.by_host("www.amazon.de")->application, "Amazon");
+  EXPECT_EQ(list.by_host("atv-ps.amazon.com")->application, "AmazonVideo");      // longer suffix first
+  EXPECT_FALSE(list.by_host("").has_value());
+  EXPECT_FALSE(list.by_host(".").has_value());
+}
+
+// A detector that knows every name as a company's site (web).
+class EverythingIsWeb final : public AppDetector {
+ public:
+  std::optional<AppMatch> by_host(std::string_view) const override { return AppMatch{"Umbrella", ContentClass::web}; }
+  std::optional<AppMatch> by_address(const tunnel::Destination&) const override { return std::nullopt; }
+};
+
+TEST(ClassifyHosts, NameTokensRefineTheDetectorsWebAnswer) {
+  const EverythingIsWeb web;
+  const Classifier k{config::ClassifyConfig{}, &web};
+  const auto download = k.class_of_sni("download.example.com");
+  ASSERT_TRUE(download.has_value());
+  EXPECT_EQ(download->cls, ContentClass::bulk);
+  EXPECT_EQ(download->stage, Stage::sni_tokens);
+  EXPECT_EQ(download->application, "Umbrella");
+  const auto www = k.class_of_sni("www.example.com");
+  ASSERT_TRUE(www.has_value());
+  EXPECT_EQ(www->cls, ContentClass::web);
+  EXPECT_EQ(www->stage, Stage::sni_detector);
 }
 
 TEST(ClassifyHosts, NdpiIsBuiltOnceAndEachNameCostsMicroseconds) {

@@ -1,0 +1,89 @@
+#include "proxy/app_list.h"
+
+#include <algorithm>
+
+#include "proxy/ndpi_detector.h"
+
+namespace egw::proxy {
+namespace {
+
+struct Group {
+  std::string_view application;
+  std::string_view category;  // nDPI's, as in NDPI_PROTOCOL_CATEGORY_<category>
+  std::string_view hosts;     // space-separated patterns
+};
+constexpr Group kGroups[] = {
+#include "proxy/app_list_data.inc"
+};
+
+}  // namespace
+
+const AppListDetector& AppListDetector::shared() {
+  static const AppListDetector detector(&NdpiDetector::shared());  // never freed, like nDPI's
+  return detector;
+}
+
+AppListDetector::AppListDetector(const AppDetector* fallback) : fallback_(fallback) {
+  for (const Group& g : kGroups) {
+    const AppMatch match{g.application, category_of_ndpi_name(g.application, g.category)};
+    std::string_view hosts = g.hosts;
+    while (!hosts.empty()) {
+      const std::size_t end = std::min(hosts.find(' '), hosts.size());
+      std::string_view pattern = hosts.substr(0, end);
+      hosts.remove_prefix(std::min(end + 1, hosts.size()));
+      if (pattern.ends_with('.')) {
+        prefixes_.try_emplace(pattern, Entry{match});  // the generator already dropped repeats
+        const auto labels = static_cast<std::size_t>(std::count(pattern.begin(), pattern.end(), '.'));
+        prefix_labels_max_ = std::max(prefix_labels_max_, labels);
+      } else if (pattern.starts_with('.')) {
+        suffixes_.try_emplace(pattern.substr(1), Entry{match, true});
+      } else {
+        suffixes_.try_emplace(pattern, Entry{match});
+      }
+    }
+  }
+}
+
+std::optional<AppMatch> AppListDetector::list_match(std::string_view host) const {
+  // Longest suffix first: "teams.microsoft.com" before "microsoft.com".
+  for (std::size_t at = 0; at < host.size();) {
+    if (const auto it = suffixes_.find(host.substr(at)); it != suffixes_.end() && !(at == 0 && it->second.subdomains_only)) {
+      return it->second.match;
+    }
+    const std::size_t dot = host.find('.', at);
+    if (dot == std::string_view::npos) break;
+    at = dot + 1;
+  }
+  // Label prefixes: "amazon." in "www.amazon.de", one to prefix_labels_max_ labels from each label start.
+  for (std::size_t at = 0; at < host.size();) {
+    std::size_t end = at;
+    for (std::size_t labels = 0; labels < prefix_labels_max_; ++labels) {
+      end = host.find('.', end);
+      if (end == std::string_view::npos) break;
+      ++end;  // the pattern keeps its trailing dot
+      if (const auto it = prefixes_.find(host.substr(at, end - at)); it != prefixes_.end()) return it->second.match;
+    }
+    const std::size_t dot = host.find('.', at);
+    if (dot == std::string_view::npos) break;
+    at = dot + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<AppMatch> AppListDetector::by_host(std::string_view host) const {
+  if (auto m = list_match(host)) return m;
+  return fallback_ ? fallback_->by_host(host) : std::nullopt;
+}
+
+std::optional<AppMatch> AppListDetector::by_address(const tunnel::Destination& destination) const {
+  return fallback_ ? fallback_->by_address(destination) : std::nullopt;
+}
+
+std::size_t AppListDetector::memory_bytes() const {
+  // A node holds the key, the entry and the next pointer and hash (libstdc++), plus a bucket pointer each.
+  const std::size_t node = sizeof(std::string_view) + sizeof(Entry) + 2 * sizeof(void*);
+  return (suffixes_.size() + prefixes_.size()) * node +
+         (suffixes_.bucket_count() + prefixes_.bucket_count()) * sizeof(void*);
+}
+
+}  // namespace egw::proxy
