@@ -282,6 +282,17 @@ status_socket: {t}/{self.key}-hub.sock
             self._udp_interception()
         self.start(lab)
 
+    def udp_datagrams_carried(self):
+        """The branch's count of LAN datagrams it put into the tunnel (its
+        metrics), or None: proof the probe took the gateway, not the route."""
+        port = 9500 + self.i
+        out = nsh("branch", "python3", "-c", "import urllib.request, sys; sys.stdout.write(urllib.request.urlopen("
+                  f"'http://127.0.0.1:{port}/metrics', timeout=5).read().decode())", capture=True, check=False)
+        for line in (out or "").splitlines():
+            if line.startswith("egw_udp_datagrams_sent_total"):
+                return int(float(line.split()[-1]))
+        return None
+
     def _udp_interception(self):
         """What the branch installs itself with `interception.mode: nftables`
         (proxy/nft_render.cc, proxy/udp_route.cc): the probe's port TPROXYed to

@@ -232,9 +232,14 @@ def _full_links_run(lab, c, page, tag, p):
         pr, rq = collect(probe), collect(reqs)
     errors += rq["errors"]
     sent = pr["sent"]
+    carried = c.probe_port() != PROBE_PORT
+    if carried:
+        n = c.udp_datagrams_carried()
+        if n is None or n < sent * 0.9:
+            errors.append(f"the probe's datagrams did not take the gateway ({n} of {sent} carried)")
     return {"origin": t_load, "idle": idle, "loaded": loaded, "down_bps": rates["down"], "up_bps": rates["up"],
             "probe": {"idle": summary(window(pr["rtts"], *idle)), "loaded": summary(window(pr["rtts"], *loaded)),
-                      "sent": sent, "lost": sent - len(pr["rtts"]), "carried": c.probe_port() != PROBE_PORT},
+                      "sent": sent, "lost": sent - len(pr["rtts"]), "carried": carried},
             "requests": {"idle": summary(window(rq["requests"], *idle)),
                          "loaded": summary(window(rq["requests"], *loaded))},
             "page_idle_s": page_idle["page_s"], "page_loaded_s": page_loaded["page_s"],
