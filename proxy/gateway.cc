@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "proxy/app_list.h"
+#include "proxy/destination_endpoint.h"
 #include "proxy/gateway_peer.h"
 #include "proxy/ndpi_detector.h"
 #include "proxy/original_destination.h"
@@ -42,21 +43,6 @@ std::string to_string(const tunnel::Destination& d) {
   if (d.family == tunnel::Destination::Family::ipv6) return "[" + ip + "]:" + std::to_string(d.port);
   return ip + ":" + std::to_string(d.port);
 }
-
-namespace {
-
-tcp::endpoint to_tcp_endpoint(const tunnel::Destination& d) {
-  if (d.family == tunnel::Destination::Family::ipv4) {
-    asio::ip::address_v4::bytes_type b;
-    std::copy_n(d.address.begin(), 4, b.begin());
-    return {asio::ip::address_v4(b), d.port};
-  }
-  asio::ip::address_v6::bytes_type b;
-  std::copy_n(d.address.begin(), 16, b.begin());
-  return {asio::ip::address_v6(b), d.port};
-}
-
-}  // namespace
 
 std::string endpoint_text(const tcp::endpoint& e) {
   std::ostringstream s;
@@ -404,7 +390,7 @@ void Gateway::connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpe
   });
   const ContentClass hinted = opened.content_class;
   relay->socket().async_connect(
-      to_tcp_endpoint(opened.destination),
+      endpoint_of<tcp>(opened.destination),
       [this, relay, timer, timed_out, hinted](const boost::system::error_code& ec) {
         timer->cancel();
         if (relay->finished()) return;  // the branch reset the stream meanwhile

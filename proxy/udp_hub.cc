@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "proxy/destination_endpoint.h"
 #include "proxy/gateway_peer.h"
 #include "tunnel/error_codes.h"
 
@@ -19,17 +20,6 @@ namespace {
 // keep the I/O thread from the others.
 constexpr int kMaxReadsPerWakeup = 64;
 }  // namespace
-
-udp::endpoint to_udp_endpoint(const tunnel::Destination& d) {
-  if (d.family == tunnel::Destination::Family::ipv4) {
-    asio::ip::address_v4::bytes_type b;
-    std::copy_n(d.address.begin(), 4, b.begin());
-    return {asio::ip::address_v4(b), d.port};
-  }
-  asio::ip::address_v6::bytes_type b;
-  std::copy_n(d.address.begin(), 16, b.begin());
-  return {asio::ip::address_v6(b), d.port};
-}
 
 struct UdpHub::Flow {
   Flow(asio::io_context& io, std::size_t p, tunnel::FlowId i) : socket(io), peer(p), id(i) {}
@@ -62,7 +52,7 @@ void UdpHub::on_flow_opened(std::size_t peer, const tunnel::FlowOpened& e, Refus
   if (per_peer_[peer] >= config_.flows_per_peer) return refuse("flow_limit", tunnel::kErrorGatewayLimit);
   auto flow = std::make_shared<Flow>(io_, peer, e.id);
   boost::system::error_code ec;
-  const udp::endpoint to = to_udp_endpoint(e.destination);
+  const udp::endpoint to = endpoint_of<udp>(e.destination);
   flow->socket.open(to.protocol(), ec);
   if (!ec) flow->socket.non_blocking(true, ec);
   if (!ec) flow->socket.connect(to, ec);

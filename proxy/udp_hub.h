@@ -29,8 +29,6 @@
 
 namespace egw::proxy {
 
-boost::asio::ip::udp::endpoint to_udp_endpoint(const tunnel::Destination& d);
-
 class UdpHub {
  public:
   UdpHub(boost::asio::io_context& io, const config::UdpConfig& config, RelayOwner& owner);
