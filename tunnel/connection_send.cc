@@ -82,11 +82,12 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   WireWriter w(buffer.subspan(kPacketHeaderBytes, budget));
   if (next_packet_number == next_skip) skip_packet_number();
   SentEntry& entry = history.begin(next_packet_number);
+  // The member is a stream or a datagram flow (looked up once per packet).
+  Flow* flow = member && is_flow_member(*member) ? find_flow(flow_of_member(*member)) : nullptr;
   if (ack_due || (eliciting_allowed && ack_tracker.has_unacked_packets())) {
     // Leave most of a data packet to data; a due ACK alone may use it all.
     std::size_t ack_budget = eliciting_allowed ? budget / 4 : budget;
     // A datagram cannot be split: a piggybacked ACK leaves it room.
-    Flow* flow = member && is_flow_member(*member) ? find_flow(flow_of_member(*member)) : nullptr;
     if (flow && !ack_due) ack_budget = std::min(ack_budget, budget - std::min(budget, datagram_frame_need(*flow)));
     if (auto ack = ack_tracker.ack_frame(now, std::min(ack_budget, w.remaining()))) {
       encode_frame(w, *ack);
@@ -99,7 +100,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   if (eliciting_allowed) {
     write_control_frames(w);
     if (member && is_flow_member(*member)) {
-      if (Flow* f = find_flow(flow_of_member(*member))) write_datagram_frames(*f, w, entry, now);
+      if (flow) write_datagram_frames(*flow, w, entry, now);
     } else if (member) {
       write_stream_frames(streams.at(*member), w, entry, now);
     }
