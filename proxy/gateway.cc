@@ -206,7 +206,7 @@ std::uint64_t Gateway::memory_in_use() const {
       bytes += cs.send_buffered_bytes + cs.recv_buffered_bytes;
     }
   }
-  return bytes + relay_pending_bytes_ + sniff_bytes_;
+  return bytes + sniff_bytes_;
 }
 
 // The connection's windows held, typically by bytes nobody reads (clients or

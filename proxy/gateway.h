@@ -103,9 +103,6 @@ class Gateway final : public RelayOwner {
   Instant now() const override;
   void relay_finished(Relay& relay) override;
   void on_response_bytes(Relay& relay, std::span<const std::byte> bytes) override;
-  void relay_pending_changed(std::int64_t delta) override {
-    relay_pending_bytes_ += static_cast<std::uint64_t>(delta);  // modulo 2^64: exact as long as the sum is
-  }
 
  private:
   std::unique_ptr<TimestampFile> timestamp_file() const;
@@ -199,10 +196,9 @@ class Gateway final : public RelayOwner {
     std::uint64_t held_back = 0;  // this second
   };
   std::map<std::string, LogLimit> log_limits_;
-  // memory_in_use()'s parts that live in the relays, kept as running totals
+  // memory_in_use()'s part that lives in the relays, kept as a running total
   // (admission asks for every new connection: visiting every relay made
   // opening N connections O(N^2)).
-  std::uint64_t relay_pending_bytes_ = 0;  // sum of the relays' pending_bytes()
   std::uint64_t sniff_bytes_ = 0;         // hub: capacity of the response heads kept
 
 };

@@ -77,7 +77,7 @@ void Gateway::sweep_relays(RelayTable& relays, const tunnel::Connection* c) {
     const std::uint64_t buffered = c && r->has_stream() ? c->stream_buffered_bytes(r->stream_id()) : 0;
     if (r->side() == Relay::Side::branch) {
       if (auto it = clients_.find(r->client_address()); it != clients_.end()) {
-        it->second.memory_bytes += r->pending_bytes() + buffered;
+        it->second.memory_bytes += buffered;
       }
     }
     if (!r->has_stream()) continue;  // connecting: its own deadlines

@@ -3,6 +3,7 @@
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +17,11 @@ namespace asio = boost::asio;
 namespace {
 // Socket bytes moved per readiness wakeup before other relays get a turn.
 constexpr std::size_t kMaxBytesPerWakeup = 256 * 1024;
+// Bytes one recv may put into the stream: as the scratch did (64 KB), so a
+// stream's buffer grows no faster than before.
+constexpr std::size_t kMaxBytesPerRead = 64 * 1024;
+// read_socket_*: the stream had no room (not a socket result).
+constexpr ssize_t kStreamFull = -2;
 }  // namespace
 
 config::Ip16 ip16_of(const asio::ip::address& address) {
@@ -131,7 +137,7 @@ void Relay::close_quietly(std::uint64_t error_code) {
 }
 
 bool Relay::nothing_in_flight() {
-  if (!stream_started_ || finished_ || pending_bytes() > 0 || blocked_on_stream_ || waiting_writable_) return false;
+  if (!stream_started_ || finished_ || blocked_on_stream_ || waiting_writable_) return false;
   if (!stream_done_) {
     const tunnel::Connection* c = owner_.connection(session_);
     if (c && c->stream_buffered_bytes(id_) > 0) return false;
@@ -156,35 +162,29 @@ void Relay::abort(std::uint64_t error_code) {
   finish();
 }
 
-// TCP -> stream: no more than the stream takes now, through the scratch.
+// TCP -> stream: no more than the stream takes now, read by the kernel
+// straight into the stream's send buffer (no copy of our own). While the
+// response is sniffed the bytes go through the scratch, which the owner reads
+// as one piece.
 void Relay::pump_socket_to_stream() {
   tunnel::Connection* c = owner_.connection(session_);
   if (!c) return on_connection_closed();
-  const std::span<std::byte> scratch = owner_.scratch();
   std::size_t moved = 0;
   while (socket_read_open_ && !finished_) {
     if (moved >= kMaxBytesPerWakeup) {  // fairness: come back through the reactor
       wait_readable();
       break;
     }
-    const std::size_t room = c->stream_writable_bytes(id_);
-    if (room == 0) {
+    const ssize_t n = sniffing_response ? read_socket_via_scratch(*c) : read_socket_into_stream(*c);
+    if (n == kStreamFull) {
       blocked_on_stream_ = true;  // StreamWritable resumes
       break;
     }
-    const std::size_t want = std::min(room, scratch.size());
-    const ssize_t n = ::recv(socket_.native_handle(), scratch.data(), want, MSG_DONTWAIT);
     if (n > 0) {
-      const auto bytes = scratch.first(static_cast<std::size_t>(n));
-      // The response's class first: the write makes the stream a sender, and
-      // a sender that joins the ensemble takes its share by its class's
-      // tickets (an image joining as `bulk` got 1 ticket instead of 3).
-      if (sniffing_response) owner_.on_response_bytes(*this, bytes);
-      c->stream_write(id_, bytes, owner_.now());
       touch();
-      counters_.bytes_to_server += side_ == Side::branch ? bytes.size() : 0;
-      counters_.bytes_to_client += side_ == Side::hub ? bytes.size() : 0;
-      moved += bytes.size();
+      counters_.bytes_to_server += side_ == Side::branch ? static_cast<std::size_t>(n) : 0;
+      counters_.bytes_to_client += side_ == Side::hub ? static_cast<std::size_t>(n) : 0;
+      moved += static_cast<std::size_t>(n);
       continue;
     }
     if (n == 0) {  // EOF: the TCP side finished sending
@@ -205,33 +205,73 @@ void Relay::pump_socket_to_stream() {
   maybe_finish();
 }
 
-// Stream -> TCP: read the stream only while the socket takes everything.
+// One recv into the stream's buffer (both pieces when it wraps): the bytes
+// read, 0 at EOF, -1 with errno, or kStreamFull.
+ssize_t Relay::read_socket_into_stream(tunnel::Connection& c) {
+  const auto room = c.stream_write_room(id_, kMaxBytesPerRead);
+  if (room[0].empty()) return kStreamFull;
+  std::array<iovec, 2> iov{iovec{room[0].data(), room[0].size()}, iovec{room[1].data(), room[1].size()}};
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = room[1].empty() ? 1 : 2;
+  const ssize_t n = ::recvmsg(socket_.native_handle(), &msg, MSG_DONTWAIT);
+  c.stream_commit_write(id_, n > 0 ? static_cast<std::size_t>(n) : 0, owner_.now());
+  return n;
+}
+
+ssize_t Relay::read_socket_via_scratch(tunnel::Connection& c) {
+  const std::size_t room = c.stream_writable_bytes(id_);
+  if (room == 0) return kStreamFull;
+  const std::span<std::byte> scratch = owner_.scratch();
+  const ssize_t n = ::recv(socket_.native_handle(), scratch.data(), std::min(room, scratch.size()), MSG_DONTWAIT);
+  if (n <= 0) return n;
+  const auto bytes = scratch.first(static_cast<std::size_t>(n));
+  // The response's class first: the write makes the stream a sender, and
+  // a sender that joins the ensemble takes its share by its class's
+  // tickets (an image joining as `bulk` got 1 ticket instead of 3).
+  owner_.on_response_bytes(*this, bytes);
+  c.stream_write(id_, bytes, owner_.now());
+  return n;
+}
+
+// Stream -> TCP: sent straight from the stream's receive buffer; what the
+// socket does not take stays there (its receive window pushes back on the
+// far side) until the socket is writable.
 void Relay::pump_stream_to_socket() {
-  if (!flush_pending()) return;
   tunnel::Connection* c = owner_.connection(session_);
   if (!c) return on_connection_closed();
-  const std::span<std::byte> scratch = owner_.scratch();
   bool read_any = false;
-  while (!stream_fin_read_ && !stream_done_) {
-    bool fin = false;
-    const std::size_t n = c->stream_read(id_, scratch, &fin, owner_.now());
-    read_any = read_any || n > 0 || fin;
-    if (fin) stream_fin_read_ = true;
+  while (!stream_fin_read_ && !stream_done_ && !finished_) {
+    const auto ready = c->stream_peek(id_);
+    const std::size_t n = ready[0].size() + ready[1].size();
+    std::size_t sent = 0;
     if (n > 0) {
-      counters_.bytes_to_client += side_ == Side::branch ? n : 0;
-      counters_.bytes_to_server += side_ == Side::hub ? n : 0;
-      pending_.assign(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(n));
-      pending_at_ = 0;
-      if (!flush_pending()) break;
+      const ssize_t r = send_pieces(ready);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+        abort(tunnel::kErrorTcpReset);  // EPIPE, ECONNRESET: the TCP side is gone
+        return;
+      }
+      sent = r > 0 ? static_cast<std::size_t>(r) : 0;
     }
-    if (n == 0 || fin) break;
+    bool fin = false;
+    c->stream_consume(id_, sent, &fin, owner_.now());
+    read_any = read_any || sent > 0 || fin;
+    if (fin) stream_fin_read_ = true;
+    counters_.bytes_to_client += side_ == Side::branch ? sent : 0;
+    counters_.bytes_to_server += side_ == Side::hub ? sent : 0;
+    if (sent < n) {  // the socket is full: the rest waits in the stream
+      wait_writable();
+      break;
+    }
+    if (n == 0) break;
   }
   if (read_any) {
     touch();
     owner_.service_soon(session_);  // credit (MAX_STREAM_DATA) may be due
   }
   if (finished_) return;
-  if (stream_fin_read_ && pending_bytes() == 0 && !socket_write_shut_) {
+  if (stream_fin_read_ && !socket_write_shut_) {
     boost::system::error_code ec;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
     socket_write_shut_ = true;
@@ -239,36 +279,13 @@ void Relay::pump_stream_to_socket() {
   maybe_finish();
 }
 
-bool Relay::flush_pending() {
-  while (pending_bytes() > 0) {
-    const ssize_t n = ::send(socket_.native_handle(), pending_.data() + pending_at_, pending_bytes(),
-                             MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n > 0) {
-      pending_at_ += static_cast<std::size_t>(n);
-      touch();
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      account_pending();
-      wait_writable();
-      return false;
-    }
-    abort(tunnel::kErrorTcpReset);  // EPIPE, ECONNRESET: the TCP side is gone
-    return false;
-  }
-  // Drained: give the memory back (a relay that went quiet holds nothing).
-  std::vector<std::byte>().swap(pending_);
-  pending_at_ = 0;
-  account_pending();
-  return true;
-}
-
-void Relay::account_pending() {
-  const std::size_t now_pending = pending_bytes();
-  if (now_pending == accounted_pending_) return;
-  owner_.relay_pending_changed(static_cast<std::int64_t>(now_pending) - static_cast<std::int64_t>(accounted_pending_));
-  accounted_pending_ = now_pending;
+ssize_t Relay::send_pieces(const std::array<std::span<const std::byte>, 2>& pieces) {
+  std::array<iovec, 2> iov{iovec{const_cast<std::byte*>(pieces[0].data()), pieces[0].size()},
+                           iovec{const_cast<std::byte*>(pieces[1].data()), pieces[1].size()}};
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = pieces[1].empty() ? 1 : 2;
+  return ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 void Relay::wait_readable() {
@@ -295,7 +312,7 @@ void Relay::wait_writable() {
 
 void Relay::maybe_finish() {
   if (finished_ || !stream_done_) return;
-  if (!socket_read_open_ && socket_write_shut_ && pending_bytes() == 0) {
+  if (!socket_read_open_ && socket_write_shut_) {
     boost::system::error_code ec;
     socket_.close(ec);
     finish();
@@ -312,9 +329,6 @@ void Relay::reset_socket() {
 void Relay::finish() {
   if (finished_) return;
   finished_ = true;
-  std::vector<std::byte>().swap(pending_);
-  pending_at_ = 0;
-  account_pending();
   owner_.relay_finished(*this);
 }
 

@@ -2,15 +2,18 @@
 // on the gateway's single I/O thread. The branch's relay holds the client's
 // socket, the hub's the server's; the code is the same.
 //
-// No buffer of its own in steady state. TCP -> stream reads from the socket
-// only as much as the stream takes now (Connection::stream_writable_bytes),
-// into the gateway's shared scratch buffer, and writes it into the stream:
-// a full stream stops reading the socket, so the kernel's receive window
-// pushes back on the sender. Stream -> TCP reads the stream into the scratch
-// and send()s it; only what the socket does not take is kept (`pending_`)
-// until it is writable, and the stream is not read meanwhile, so its
-// receive window pushes back on the far side through the tunnel. An idle
-// relay holds a socket, a few flags and one pending readiness wait.
+// No buffer of its own, and no copy of its own: the kernel copies between
+// the socket and the stream's buffers. TCP -> stream reads from the socket
+// only as much as the stream takes now (Connection::stream_write_room),
+// straight into the stream's send buffer: a full stream stops reading the
+// socket, so the kernel's receive window pushes back on the sender. Stream
+// -> TCP sends straight from the stream's receive buffer
+// (Connection::stream_peek) and consumes what the socket took; the rest
+// stays in the stream until the socket is writable, so the stream's receive
+// window pushes back on the far side through the tunnel. (Before, each read
+// went through the gateway's scratch buffer, and each stream read was copied
+// again into a vector allocated for it: two copies and a malloc per read.)
+// An idle relay holds a socket, a few flags and one pending readiness wait.
 //
 // Endings. EOF from the socket finishes the stream (FIN); the stream's FIN
 // shuts the socket's write side once everything before it was sent: half-close
@@ -31,6 +34,8 @@
 
 #include <utility>  // before Boost 1.74 asio (see tunnel_socket.h)
 #include <boost/asio.hpp>
+
+#include <sys/types.h>
 
 #include <array>
 #include <cstdint>
@@ -67,9 +72,6 @@ class RelayOwner {
   virtual void relay_finished(Relay& relay) = 0;
   // Hub: the server's first bytes, for classification by Content-Type.
   virtual void on_response_bytes(Relay& relay, std::span<const std::byte> bytes) = 0;
-  // The relay's pending_bytes() changed by `delta`: the owner keeps the total
-  // for admission without visiting every relay.
-  virtual void relay_pending_changed(std::int64_t /*delta*/) {}
 };
 
 struct RelayCounters {
@@ -109,7 +111,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   // side's rest), the stream a reset with `error_code`.
   void close_quietly(std::uint64_t error_code);
   // Started, and no byte held anywhere on the way: the stream's buffers,
-  // the relay's, the socket's send and receive queues.
+  // the socket's send and receive queues.
   bool nothing_in_flight();
   // Started and a direction finished (a FIN seen one way, or both ways and
   // the stream not yet closed).
@@ -140,8 +142,6 @@ class Relay : public std::enable_shared_from_this<Relay> {
   bool finished() const { return finished_; }
   // For status: "open", "half-closed", "closing".
   const char* state() const;
-  // Bytes the relay holds itself (not yet accepted by the socket).
-  std::size_t pending_bytes() const { return pending_.size() - pending_at_; }
   // Hub: keep passing the server's first bytes to the owner for
   // classification until this is cleared.
   bool sniffing_response = false;
@@ -152,13 +152,14 @@ class Relay : public std::enable_shared_from_this<Relay> {
  private:
   void pump_socket_to_stream();
   void pump_stream_to_socket();
-  bool flush_pending();  // true when nothing is left pending
+  ssize_t read_socket_into_stream(tunnel::Connection& c);
+  ssize_t read_socket_via_scratch(tunnel::Connection& c);  // while sniffing_response
+  ssize_t send_pieces(const std::array<std::span<const std::byte>, 2>& pieces);
   void wait_readable();
   void wait_writable();
   void maybe_finish();
   void reset_socket();
   void finish();
-  void account_pending();  // tells the owner how pending_bytes() changed
   void touch() { last_activity_ = owner_.now(); }
 
   RelayOwner& owner_;
@@ -176,9 +177,6 @@ class Relay : public std::enable_shared_from_this<Relay> {
   std::array<std::uint64_t, kContentClassCount> bytes_by_earlier_class_{};
   std::uint64_t bytes_before_class_ = 0;  // carried before class_ was set
 
-  std::vector<std::byte> pending_;  // stream bytes the socket did not take yet
-  std::size_t pending_at_ = 0;
-  std::size_t accounted_pending_ = 0;  // pending_bytes() as last told to the owner
   bool stream_assigned_ = false;  // the stream exists (it may not be started yet)
   bool stream_started_ = false;
   bool socket_read_open_ = true;    // no EOF or error from the socket yet

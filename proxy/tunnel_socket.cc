@@ -60,6 +60,8 @@ struct TunnelSocket::Peer final : SessionHandler, tunnel::TransmitSink, tunnel::
   void transmit(std::span<const std::byte> datagram, bool /*low_priority*/) override {
     owner.queue(session.address(), local, datagram);
   }
+  // The packet is sealed in the batch itself (no copy).
+  std::span<std::byte> next_buffer() override { return owner.next_slot(); }
   // DriverTimer: one steady_timer; a generation counter drops superseded waits.
   // While the socket is full the timer's work waits with the other services.
   void arm(Instant deadline) override {
@@ -212,6 +214,11 @@ void TunnelSocket::after_service(Peer& peer, Instant now) {
     if (!any) break;
   }
   flush();
+}
+
+std::span<std::byte> TunnelSocket::next_slot() {
+  if (batch_->queued() >= UdpBatch::kBatchDatagrams) flush();  // as queue() would, before the packet is written
+  return batch_->next_slot();
 }
 
 void TunnelSocket::queue(const PeerAddress& to, const LocalAddress& from, std::span<const std::byte> datagram) {

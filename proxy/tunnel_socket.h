@@ -95,6 +95,7 @@ class TunnelSocket {
   void queue(const tunnel::session::PeerAddress& to, const LocalAddress& from,
              std::span<const std::byte> datagram);
   void flush();
+  std::span<std::byte> next_slot();  // where the next queued datagram goes (UdpBatch::next_slot)
   void wait_writable();
   void on_writable();
   void defer(Peer& peer);

@@ -68,9 +68,10 @@ bool UdpBatch::make_room(std::size_t bytes) {
 
 bool UdpBatch::add(const PeerAddress& to, const LocalAddress& from, int family,
                    std::span<const std::byte> datagram) {
+  const bool in_place = datagram.data() == out_.data() + used_;  // sealed in next_slot()
   if (!make_room(datagram.size())) return false;
   const std::size_t at = used_;
-  std::memcpy(out_.data() + at, datagram.data(), datagram.size());
+  if (!in_place) std::memcpy(out_.data() + at, datagram.data(), datagram.size());
   used_ += datagram.size();
   ++count_;
   if (messages_ > 0) {
@@ -95,6 +96,11 @@ bool UdpBatch::add(const PeerAddress& to, const LocalAddress& from, int family,
   m.addr_len = to_sockaddr(to, family, m.addr);
   ++messages_;
   return true;
+}
+
+std::span<std::byte> UdpBatch::next_slot() {
+  if (!make_room(kSlotBytes)) return {};
+  return {out_.data() + used_, kSlotBytes};
 }
 
 // Message i's header: its address, its bytes, GSO's segment size, its source.

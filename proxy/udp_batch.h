@@ -2,6 +2,9 @@
 // sendmmsg() and the slots recvmmsg() fills.
 //
 // Sending. Queued datagrams go out in order with one sendmmsg() per flush.
+// The core seals each packet straight into the queue's storage (next_slot(),
+// through the driver's TransmitSink::next_buffer), as quinn does: a datagram
+// is written once and never copied in user space.
 // UDP GSO (Linux 4.18+, UDP_SEGMENT): consecutive datagrams to the same
 // address, from the same source, with the same size go out as one message
 // that the kernel (or the NIC) cuts into datagrams, so the stack runs once per
@@ -69,8 +72,13 @@ class UdpBatch {
   std::size_t queued() const { return count_; }
   bool empty() const { return count_ == 0; }
   // Queues a datagram; false (not queued) when the queue is at its bound.
+  // A datagram written into next_slot() is queued where it lies (no copy).
   bool add(const tunnel::session::PeerAddress& to, const LocalAddress& from, int family,
            std::span<const std::byte> datagram);
+  // Where the next datagram would be queued (kSlotBytes), so its packet can
+  // be sealed there; empty when the queue is at its bound. Valid until the
+  // next add() or send().
+  std::span<std::byte> next_slot();
 
   enum class SendResult { sent, blocked };
   struct SendCounts {

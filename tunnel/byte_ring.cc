@@ -116,4 +116,26 @@ void ByteRing::pop_front(std::size_t count) {
   head_ = (head_ + count) % storage_.size();
 }
 
+ByteRing::ConstPieces ByteRing::front(std::size_t bytes) const {
+  bytes = std::min(bytes, size_);
+  if (bytes == 0) return {};
+  const std::size_t first = std::min(bytes, storage_.size() - head_);
+  return {std::span<const std::byte>(storage_.data() + head_, first),
+          std::span<const std::byte>(storage_.data(), bytes - first)};
+}
+
+ByteRing::Pieces ByteRing::back_room(std::size_t bytes) {
+  if (bytes == 0) return {};
+  reserve(size_ + bytes);
+  const std::size_t start = (head_ + size_) % storage_.size();
+  const std::size_t first = std::min(bytes, storage_.size() - start);
+  return {std::span<std::byte>(storage_.data() + start, first), std::span<std::byte>(storage_.data(), bytes - first)};
+}
+
+void ByteRing::commit_back(std::size_t bytes) {
+  assert(size_ + bytes <= storage_.size());
+  size_ += bytes;
+  if (size_ == 0 && !storage_.empty()) release_storage();
+}
+
 }  // namespace egw::tunnel

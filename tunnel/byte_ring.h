@@ -67,6 +67,20 @@ class ByteRing {
   void read_at(std::size_t position, std::span<std::byte> out) const;
   void pop_front(std::size_t count);
 
+  // Zero-copy access for a reader or writer that moves bytes to or from a
+  // socket directly (readv/sendmsg): the ring's bytes live in at most two
+  // pieces, so each view is two spans (the second empty unless it wraps).
+  // Views are valid until the next call that changes the ring.
+  using ConstPieces = std::array<std::span<const std::byte>, 2>;
+  using Pieces = std::array<std::span<std::byte>, 2>;
+  // The first min(bytes, size()) bytes in place.
+  ConstPieces front(std::size_t bytes) const;
+  // `bytes` of room after the end (capacity reserved), for commit_back().
+  Pieces back_room(std::size_t bytes);
+  // The first `bytes` of back_room() hold data now: size() grows by them. A
+  // ring still empty after it (nothing came) hands its buffer back as pop_front does.
+  void commit_back(std::size_t bytes);
+
  private:
   void reserve(std::size_t capacity);
   void zero_at(std::size_t position, std::size_t count);

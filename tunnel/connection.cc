@@ -819,6 +819,22 @@ std::size_t Connection::stream_writable_bytes(StreamId id) {
   return static_cast<std::size_t>(std::min(connection_room, stream_room));
 }
 
+std::array<std::span<std::byte>, 2> Connection::stream_write_room(StreamId id, std::size_t max_bytes) {
+  const std::size_t room = std::min(stream_writable_bytes(id), max_bytes);
+  if (room == 0) return {};
+  return impl_->find(id)->send.write_room(room);
+}
+
+void Connection::stream_commit_write(StreamId id, std::size_t bytes, Instant now) {
+  Impl& m = *impl_;
+  Stream* s = m.closed ? nullptr : m.find(id);
+  if (!s) return;
+  s->send.commit_write(bytes);
+  if (bytes == 0) return;
+  m.sync_accounting(*s);  // within both budgets: stream_write_room gave no more
+  m.update_backlog(*s, now);
+}
+
 void Connection::stream_finish(StreamId id, Instant now) {
   if (Stream* s = impl_->find(id)) {
     s->send.finish();
@@ -836,6 +852,21 @@ std::size_t Connection::stream_read(StreamId id, std::span<std::byte> out, bool*
   impl_->after_read(*s, n, now);
   impl_->check_stream_done(id, now);
   return n;
+}
+
+std::array<std::span<const std::byte>, 2> Connection::stream_peek(StreamId id) {
+  Stream* s = impl_->find(id);
+  return s ? s->recv.peek() : std::array<std::span<const std::byte>, 2>{};
+}
+
+void Connection::stream_consume(StreamId id, std::size_t bytes, bool* fin, Instant now) {
+  if (fin) *fin = false;
+  Stream* s = impl_->find(id);
+  if (!s) return;
+  s->recv.consume(bytes, fin);
+  s->readable_notified = false;
+  impl_->after_read(*s, bytes, now);
+  impl_->check_stream_done(id, now);
 }
 
 void Connection::stream_reset(StreamId id, std::uint64_t error_code, Instant now) {

@@ -298,9 +298,23 @@ class Connection {
   // reads no more from its socket than the stream takes and needs no
   // buffer of its own. 0 registers for StreamWritable, as a short write does.
   std::size_t stream_writable_bytes(StreamId id);
+  // stream_write without a copy, for a relay that reads its socket straight
+  // into the stream's buffer: room for up to `max_bytes` (no more than
+  // stream_writable_bytes, which it registers like), as two pieces (the
+  // second empty unless the buffer wraps), then stream_commit_write of the
+  // bytes the caller put there (0 if none). Nothing else may use the
+  // connection in between.
+  std::array<std::span<std::byte>, 2> stream_write_room(StreamId id, std::size_t max_bytes);
+  void stream_commit_write(StreamId id, std::size_t bytes, Instant now);
   void stream_finish(StreamId id, Instant now);  // FIN after the written bytes
   // Reads in order; returns bytes read. *fin is set once the peer's FIN is read.
   std::size_t stream_read(StreamId id, std::span<std::byte> out, bool* fin, Instant now);
+  // stream_read without a copy, for a relay that sends to its socket straight
+  // from the stream's buffer: the in-order bytes ready now, in place (valid
+  // until the next call on the connection), then stream_consume of the bytes
+  // used (0 if none: *fin still reports a FIN that needs no byte).
+  std::array<std::span<const std::byte>, 2> stream_peek(StreamId id);
+  void stream_consume(StreamId id, std::size_t bytes, bool* fin, Instant now);
   void stream_reset(StreamId id, std::uint64_t error_code, Instant now);
   void set_stream_class(StreamId id, ContentClass cls, Instant now);
   // Scheduling policy and tickets (admin reload): applies to running streams

@@ -74,11 +74,16 @@ class ConnectionEventHandler {
 
 // Sends one datagram: the first Transmit::bytes of the driver's transmit
 // buffer. The span is valid only during the call (the next poll_transmit
-// overwrites it): copy or send it before returning.
+// overwrites it): copy or send it before returning. A sink that queues
+// datagrams may offer, per datagram, the place it would copy it to
+// (next_buffer): the packet is then sealed there and transmit() gets a span
+// inside it, with nothing to copy; an empty span (or one shorter than the
+// driver's buffer) means "use the driver's buffer".
 class TransmitSink {
  public:
   virtual ~TransmitSink() = default;
   virtual void transmit(std::span<const std::byte> datagram, bool low_priority) = 0;
+  virtual std::span<std::byte> next_buffer() { return {}; }
 };
 
 // The one timer. arm() replaces any armed deadline (see above); when the
@@ -218,15 +223,16 @@ std::size_t BasicConnectionDriver<Conn>::dispatch_events(Instant now) {
 template <class Conn>
 void BasicConnectionDriver<Conn>::drain_transmit(Instant now) {
   for (std::size_t sent = 0;; ++sent) {
-    const auto datagram = conn_.poll_transmit(now, buffer_);
+    std::span<std::byte> buffer = sink_.next_buffer();
+    if (buffer.size() < buffer_.size()) buffer = buffer_;
+    const auto datagram = conn_.poll_transmit(now, buffer);
     if (!datagram) return;
     if (sent >= limits_.max_datagrams_per_flush) {
       throw std::logic_error("ConnectionDriver: poll_transmit does not stop at one instant");
     }
     ++stats_.datagrams_sent;
     if (datagram->low_priority) ++stats_.low_priority_sent;
-    sink_.transmit(std::span<const std::byte>(buffer_.first(datagram->bytes)),
-                   datagram->low_priority);
+    sink_.transmit(std::span<const std::byte>(buffer.first(datagram->bytes)), datagram->low_priority);
   }
 }
 

@@ -40,18 +40,27 @@ RecvStream::FrameResult RecvStream::on_stream_frame(std::uint64_t offset,
 }
 
 std::size_t RecvStream::read(std::span<std::byte> out, bool* fin) {
-  std::size_t copied = 0;
+  const ByteRing::ConstPieces ready = peek();
+  const std::size_t copied = std::min(ready[0].size() + ready[1].size(), out.size());
+  if (copied > 0) buffer_.read_at(0, out.first(copied));
+  consume(copied, fin);
+  return copied;
+}
+
+ByteRing::ConstPieces RecvStream::peek() const {
   auto head = received_.first();
-  if (head && head->start == read_offset_) {
-    copied = static_cast<std::size_t>(std::min<std::uint64_t>(head->length(), out.size()));
-    buffer_.read_at(0, out.first(copied));
-    buffer_.pop_front(copied);
-    read_offset_ += copied;
+  if (!head || head->start != read_offset_) return {};
+  return buffer_.front(static_cast<std::size_t>(head->length()));
+}
+
+void RecvStream::consume(std::size_t bytes, bool* fin) {
+  if (bytes > 0) {
+    buffer_.pop_front(bytes);
+    read_offset_ += bytes;
     received_.erase_below(read_offset_);
   }
   if (final_size_ && read_offset_ == *final_size_) fin_read_ = true;
   if (fin) *fin = fin_read_;
-  return copied;
 }
 
 bool RecvStream::readable() const {

@@ -47,6 +47,11 @@ class RecvStream {
   // In-order read; *fin (if given) is set once every byte up to the FIN has
   // been read.
   std::size_t read(std::span<std::byte> out, bool* fin);
+  // read() without a copy: the in-order bytes ready now, in place (valid
+  // until the stream changes), then consume() of those the caller used
+  // (sent to a socket); consume() sets *fin as read() does.
+  ByteRing::ConstPieces peek() const;
+  void consume(std::size_t bytes, bool* fin);
   // New in-order data or an unread FIN.
   bool readable() const;
   bool fin_read() const { return fin_read_; }

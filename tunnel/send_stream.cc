@@ -33,6 +33,16 @@ std::size_t SendStream::write(std::span<const std::byte> data) {
   return accepted;
 }
 
+ByteRing::Pieces SendStream::write_room(std::size_t bytes) {
+  if (fin_requested_) return {};
+  return buffer_.back_room(static_cast<std::size_t>(std::min<ByteCount>(bytes, buffer_room_bytes())));
+}
+
+void SendStream::commit_write(std::size_t bytes) {
+  buffer_.commit_back(bytes);
+  write_end_ += bytes;
+}
+
 void SendStream::finish() { fin_requested_ = true; }
 
 bool SendStream::take_writable_signal() {

@@ -38,6 +38,12 @@ class SendStream {
 
   // Application side.
   std::size_t write(std::span<const std::byte> data);
+  // write() without a copy: room for up to `bytes` (at most buffer_room_bytes())
+  // at the buffer's end, filled by the caller (a socket read), then
+  // commit_write() of what was filled. Nothing else may touch the stream in
+  // between. A finished stream gives no room.
+  ByteRing::Pieces write_room(std::size_t bytes);
+  void commit_write(std::size_t bytes);
   void finish();  // FIN after the bytes written so far; later writes are refused
   bool finished() const { return fin_requested_; }
   ByteCount buffer_room_bytes() const;

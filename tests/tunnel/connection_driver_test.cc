@@ -137,6 +137,40 @@ TEST(ConnectionDriver, DrainsEveryDatagramIntoTheSinkAfterTheEvents) {
   EXPECT_TRUE(f.conn.datagrams.empty());
 }
 
+// A sink that queues datagrams (the gateway's UDP batch) offers the place
+// each one goes: the connection writes (seals) it there and the sink gets a
+// span inside it, nothing to copy; a short offer falls back to the driver's
+// buffer.
+TEST(ConnectionDriver, SealsEachDatagramWhereTheSinkOffers) {
+  struct QueueSink final : TransmitSink {
+    std::vector<std::byte> queue = std::vector<std::byte>(3 * 1500);
+    std::size_t used = 0;
+    std::size_t offer_bytes = 1500;
+    std::vector<bool> in_place;
+    std::span<std::byte> next_buffer() override { return std::span(queue).subspan(used, offer_bytes); }
+    void transmit(std::span<const std::byte> datagram, bool) override {
+      in_place.push_back(datagram.data() == queue.data() + used);
+      if (in_place.back()) used += datagram.size();
+    }
+  };
+  FakeConnection conn;
+  Recorder rec;
+  QueueSink sink;
+  std::vector<std::byte> buffer(1500);
+  FakeDriver driver(conn, rec, sink, rec, buffer);
+  conn.datagrams = {{100, false, std::byte{1}}, {1200, false, std::byte{2}}};
+  driver.service(at_ms(1));
+  EXPECT_EQ(sink.in_place, (std::vector<bool>{true, true}));
+  EXPECT_EQ(sink.used, 1300u);
+  EXPECT_EQ(sink.queue[99], std::byte{1});
+  EXPECT_EQ(sink.queue[100 + 1199], std::byte{2});
+  sink.offer_bytes = 1000;  // smaller than the driver's buffer: not used
+  conn.datagrams = {{40, false, std::byte{3}}};
+  driver.service(at_ms(2));
+  EXPECT_EQ(sink.in_place, (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(buffer[39], std::byte{3});
+}
+
 TEST(ConnectionDriver, OnDatagramFeedsTheConnectionThenServices) {
   Fixture f;
   std::vector<std::byte> in(10, std::byte{9});

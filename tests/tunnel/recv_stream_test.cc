@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "tunnel/range_set.h"
@@ -18,6 +19,36 @@ std::vector<std::byte> pattern(std::size_t n, std::size_t start = 0) {
 std::span<const std::byte> slice(const std::vector<std::byte>& v, std::size_t off,
                                  std::size_t len) {
   return std::span<const std::byte>(v).subspan(off, len);
+}
+
+// peek/consume (a relay sending straight from the buffer): the in-order
+// prefix in place, in two pieces once the ring wraps, only what was consumed
+// leaves; the FIN reads with the last byte.
+TEST(RecvStream, PeekShowsTheInOrderBytesInPlaceAndConsumeTakesPartOfThem) {
+  auto data = pattern(6000);
+  RecvStream r(10'000, 10'000);
+  r.on_stream_frame(0, slice(data, 0, 3000), false);  // a 4 KB ring
+  auto ready = r.peek();
+  ASSERT_EQ(ready[0].size() + ready[1].size(), 3000u);
+  EXPECT_TRUE(std::equal(ready[0].begin(), ready[0].end(), data.begin()));
+  bool fin = true;
+  r.consume(2500, &fin);  // the socket took 2,500
+  EXPECT_FALSE(fin);
+  EXPECT_EQ(r.read_offset(), 2500u);
+  r.on_stream_frame(4000, slice(data, 4000, 1000), false);  // beyond a hole: not shown
+  ready = r.peek();
+  EXPECT_EQ(ready[0].size() + ready[1].size(), 500u);
+  r.on_stream_frame(3000, slice(data, 3000, 1000), false);
+  r.on_stream_frame(5000, slice(data, 5000, 1000), true);  // past the ring's end: it wraps
+  ready = r.peek();
+  EXPECT_GT(ready[1].size(), 0u);
+  std::vector<std::byte> got(ready[0].begin(), ready[0].end());
+  got.insert(got.end(), ready[1].begin(), ready[1].end());
+  EXPECT_EQ(got, std::vector<std::byte>(data.begin() + 2500, data.end()));
+  r.consume(got.size(), &fin);
+  EXPECT_TRUE(fin);
+  EXPECT_EQ(r.buffered_bytes(), 0u);
+  EXPECT_EQ(r.peek()[0].size(), 0u);
 }
 
 TEST(RecvStream, ReassemblesOutOfOrderOverlappingAndDuplicateFrames) {

@@ -16,6 +16,40 @@ std::vector<std::byte> pattern(std::size_t n, std::size_t start = 0) {
 
 constexpr std::uint64_t kLots = 1u << 30;  // connection credit that never binds
 
+// write_room/commit_write (a relay reading its socket straight into the
+// buffer): room bounded like write(), in two pieces once the ring wraps, and
+// only the committed bytes count; what goes out equals what was put there.
+TEST(SendStream, WriteRoomIsFilledInPlaceAndOnlyCommittedBytesCount) {
+  SendStream s(5000, kLots);
+  auto data = pattern(10'000);
+  auto fill = [&](std::size_t from, std::size_t want, std::size_t commit) {
+    auto room = s.write_room(want);
+    std::size_t at = from;
+    for (auto piece : room) {
+      for (auto& b : piece) b = data[at++];
+    }
+    s.commit_write(commit);
+    return room;
+  };
+  auto room = fill(0, 9000, 5000);  // bounded by the capacity
+  EXPECT_EQ(room[0].size() + room[1].size(), 5000u);
+  EXPECT_EQ(s.buffer_room_bytes(), 0u);
+  auto c = s.take_chunk(4000, kLots);
+  ASSERT_TRUE(c);
+  s.on_acked(c->offset, c->length, false);  // the ring's front moves: the next room wraps
+  room = fill(5000, 4000, 3000);            // 3,000 of the 4,000 filled
+  EXPECT_GT(room[1].size(), 0u);
+  c = s.take_chunk(5000, kLots);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->offset, 4000u);
+  ASSERT_EQ(c->length, 4000u);
+  std::vector<std::byte> out(c->length);
+  s.copy_out(*c, out);
+  EXPECT_EQ(out, std::vector<std::byte>(data.begin() + 4000, data.begin() + 8000));
+  fill(8000, 100, 0);  // nothing came: nothing counts
+  EXPECT_EQ(s.next_send_offset(kLots), std::nullopt);
+}
+
 TEST(SendStream, WriteIsBoundedByBufferAndSignalsWritableAfterAck) {
   SendStream s(1000, kLots);
   auto data = pattern(1500);
