@@ -9,6 +9,9 @@ namespace egw::tunnel {
 
 namespace {
 constexpr std::size_t kMinCapacityBytes = BufferPool::kMinBlockBytes;
+// The most an empty ring takes beyond its need (BufferPool::largest_kept):
+// a few hundred KB is what a busy stream holds between two reads.
+constexpr std::size_t kRefillBytes = 256 * 1024;
 }  // namespace
 
 std::optional<std::size_t> BufferPool::size_class(std::size_t bytes) {
@@ -29,6 +32,14 @@ std::vector<std::byte> BufferPool::take(std::size_t bytes) {
     return block;
   }
   return std::vector<std::byte>(bytes);
+}
+
+std::size_t BufferPool::largest_kept(std::size_t limit) const {
+  std::size_t size = kMinBlockBytes << (kClasses - 1);
+  for (std::size_t c = kClasses; c-- > 0; size /= 2) {
+    if (size <= limit && !free_[c].empty()) return size;
+  }
+  return 0;
 }
 
 void BufferPool::give(std::vector<std::byte>&& block) {
@@ -54,6 +65,7 @@ void ByteRing::release_storage() {
 void ByteRing::reserve(std::size_t capacity) {
   if (capacity <= storage_.size()) return;
   std::size_t wanted = std::max(storage_.size(), kMinCapacityBytes);
+  if (storage_.empty() && pool_) wanted = std::max(wanted, pool_->largest_kept(kRefillBytes));
   while (wanted < capacity) wanted *= 2;
   std::vector<std::byte> grown = pool_ ? pool_->take(wanted) : std::vector<std::byte>(wanted);
   read_at(0, std::span<std::byte>(grown.data(), size_));  // linearise
