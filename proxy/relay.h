@@ -24,8 +24,8 @@
 //
 // Timeouts. The relay remembers when a byte last moved either way; the
 // gateway closes one idle for too long (close_quietly), but only when
-// nothing_in_flight(): no byte in the stream's buffers, the relay's or the
-// socket's queues, so a timeout never drops a byte unseen.
+// nothing_in_flight(): no byte in the stream's buffers or the socket's
+// queues, so a timeout never drops a byte unseen.
 //
 // Lifetime: owned by the gateway's table (shared_ptr); every pending Asio
 // operation holds a shared_ptr too, so a finished relay is freed when its
