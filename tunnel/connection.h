@@ -111,6 +111,11 @@ struct ConnectionConfig {
   std::size_t max_incoming_streams = 1024;
   Duration max_ack_delay = ms(25);
   std::uint32_t ack_every_packets = 2;  // ack-eliciting packets per immediate ACK
+  // ACK decimation past startup (AckTracker, "Decimation"): about one ACK
+  // per quarter RTT, at most ack_decimation_max_packets packets apart, each
+  // within max_ack_delay. false: every ack_every_packets, as before.
+  bool ack_decimation = true;
+  std::uint32_t ack_decimation_max_packets = 10;
   Duration idle_timeout = ms(30'000);  // the connection uses min(ours, the peer's)
   // PING every idle_timeout / 2 even without streams, so the connection (and
   // its keys) stays up between bursts: the branch keeps its tunnel warm and a

@@ -246,6 +246,18 @@ TEST_F(GatewayConfigTest, MaxRatePerDirection) {
   EXPECT_EQ(plan.applied.endpoint.connection.ensemble.max_rate_bps, 0u);
 }
 
+// Issue 20, the asymmetric link: ACK decimation, on unless switched off.
+TEST_F(GatewayConfigTest, AckDecimationIsOnByDefault) {
+  auto none = std::get<GatewayConfig>(load_gateway_config(write("n.yaml", branch())));
+  EXPECT_TRUE(none.endpoint.connection.ack_decimation);
+  auto off = std::get<GatewayConfig>(load_gateway_config(write("o.yaml", branch("ensemble:\n  ack_decimation: false\n"))));
+  EXPECT_FALSE(off.endpoint.connection.ack_decimation);
+  const std::string bad = error_of(branch("ensemble:\n  ack_decimation: sometimes\n"));
+  EXPECT_NE(bad.find("c.yaml:11: ensemble.ack_decimation"), std::string::npos) << bad;
+  const ReloadPlan plan = plan_reload(none, off);
+  EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.ack_decimation"}));
+}
+
 // Issue 20 item 5: stream buffers auto-tune up to a bound under memory limits.
 TEST_F(GatewayConfigTest, StreamBuffersGrowWithinMemoryLimits) {
   auto d = std::get<GatewayConfig>(load_gateway_config(write("d.yaml", branch())));
