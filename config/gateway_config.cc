@@ -58,9 +58,8 @@ class Loader {
     ensemble(root["ensemble"], c.endpoint.connection.ensemble);
     if (root["ensemble"]) {
       max_rate(root["ensemble"]["max_rate"], c.endpoint.connection);
-      c.endpoint.connection.ack_decimation = r_.boolean_or(root["ensemble"], "ack_decimation",
-                                                           "ensemble.ack_decimation", true);
     }
+    ack_decimation(root, c.endpoint.connection);
     c.reloadable.scheduler = scheduler(root["scheduler"]);
     c.endpoint.connection.ensemble.scheduler = c.reloadable.scheduler;
     if (const YAML::Node s = root["scheduler"]) {
@@ -287,6 +286,16 @@ class Loader {
     r_.only_keys(n, s, {"up", "down"});
     c.ensemble.max_rate_bps = bit_rate(n, "up", s + ".up");
     c.max_receive_rate_bps = bit_rate(n, "down", s + ".down");
+  }
+
+  // ensemble.ack_decimation: auto (default: on when max_rate.up says the
+  // uplink is scarce, where the download's ACKs count against it), true, false.
+  void ack_decimation(const YAML::Node& root, tunnel::ConnectionConfig& c) {
+    c.ack_decimation = c.ensemble.max_rate_bps != 0;
+    if (!root["ensemble"] || !root["ensemble"]["ack_decimation"]) return;
+    const YAML::Node n = root["ensemble"]["ack_decimation"];
+    if (n.IsScalar() && n.Scalar() == "auto") return;
+    c.ack_decimation = r_.boolean_or(root["ensemble"], "ack_decimation", "ensemble.ack_decimation", false);
   }
 
   std::uint64_t bit_rate(const YAML::Node& map, const std::string& key, const std::string& name) {

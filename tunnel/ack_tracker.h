@@ -54,7 +54,7 @@ struct AckTrackerConfig {
   Duration max_ack_delay = ms(25);
   std::uint32_t ack_every_packets = 2;  // ack-eliciting packets per immediate ACK
   // Decimation (see above); false: ack_every_packets and max_ack_delay always.
-  bool decimation = true;
+  bool decimation = false;
   std::uint32_t decimation_max_packets = 10;     // Chromium's stretch
   std::uint32_t decimation_after_packets = 100;  // startup, as Chromium
 };
