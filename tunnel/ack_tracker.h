@@ -16,10 +16,10 @@
 //     `ack_every_packets` ack-eliciting packets, or when one arrives out of
 //     order (below the largest, or above it leaving a gap); otherwise at the
 //     latest max_ack_delay after the first unacknowledged ack-eliciting packet.
-//  4. Decimation (issue 20; Chromium's ACK decimation, the policy
-//     draft-ietf-quic-ack-frequency lets a sender ask for): every second
-//     packet is one ACK datagram per two data packets, 13-17 % of a 1 Mbit/s
-//     uplink under a 4 Mbit/s download. Past startup (the first
+//  4. Decimation, when configured (issue 20; Chromium's ACK decimation, the
+//     policy draft-ietf-quic-ack-frequency lets a sender ask for): every
+//     second packet is one ACK datagram per two data packets, 13-17 % of a
+//     1 Mbit/s uplink under a 4 Mbit/s download. Past startup (the first
 //     `decimation_after_packets` ack-eliciting packets, and again after a
 //     silence), an ACK is due after `threshold` packets, a count measured
 //     from the arrival rate since the previous ACK so that it is about a
@@ -32,7 +32,8 @@
 //     has the 3 packets past a hole that declare it lost in the same round.
 //     The sender needs no new parameter: every ACK still comes within the
 //     max_ack_delay it was told, which its PTO allows for, and the ACK delay
-//     it reports keeps RTT samples exact.
+//     it reports keeps RTT samples exact. Off by default: a sparser ACK clock
+//     releases the sender's joins and credit in bigger steps.
 //
 // Use: after a datagram authenticates, on_packet_received(); if it returns
 // false, drop the packet as a duplicate. Send an ACK when
