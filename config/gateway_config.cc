@@ -288,13 +288,16 @@ class Loader {
     c.max_receive_rate_bps = bit_rate(n, "down", s + ".down");
   }
 
-  // ensemble.ack_decimation: auto (default: on when max_rate.up says the
-  // uplink is scarce, where the download's ACKs count against it), true, false.
+  // ensemble.ack_decimation: false (default), true, or auto: on when
+  // max_rate.up says the uplink is scarce (the download's ACKs count against it).
   void ack_decimation(const YAML::Node& root, tunnel::ConnectionConfig& c) {
-    c.ack_decimation = c.ensemble.max_rate_bps != 0;
+    c.ack_decimation = false;
     if (!root["ensemble"] || !root["ensemble"]["ack_decimation"]) return;
     const YAML::Node n = root["ensemble"]["ack_decimation"];
-    if (n.IsScalar() && n.Scalar() == "auto") return;
+    if (n.IsScalar() && n.Scalar() == "auto") {
+      c.ack_decimation = c.ensemble.max_rate_bps != 0;
+      return;
+    }
     c.ack_decimation = r_.boolean_or(root["ensemble"], "ack_decimation", "ensemble.ack_decimation", false);
   }
 
