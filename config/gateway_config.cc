@@ -294,11 +294,11 @@ class Loader {
     c.ack_decimation = false;
     if (!root["ensemble"] || !root["ensemble"]["ack_decimation"]) return;
     const YAML::Node n = root["ensemble"]["ack_decimation"];
-    if (n.IsScalar() && n.Scalar() == "auto") {
-      c.ack_decimation = c.ensemble.max_rate_bps != 0;
-      return;
-    }
-    c.ack_decimation = r_.boolean_or(root["ensemble"], "ack_decimation", "ensemble.ack_decimation", false);
+    const std::string name = "ensemble.ack_decimation";
+    const std::string text = n.IsScalar() ? n.Scalar() : "";
+    if (text == "auto") c.ack_decimation = c.ensemble.max_rate_bps != 0;
+    else if (text == "true" || text == "false") c.ack_decimation = text == "true";
+    else r_.fail(n, name, "expected true, false or auto");
   }
 
   std::uint64_t bit_rate(const YAML::Node& map, const std::string& key, const std::string& name) {

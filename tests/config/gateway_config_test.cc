@@ -262,7 +262,7 @@ TEST_F(GatewayConfigTest, AckDecimationIsOptIn) {
       "ensemble:\n  max_rate: {down: 4M}\n  ack_decimation: auto\n"))));
   EXPECT_FALSE(auto_down.endpoint.connection.ack_decimation);
   const std::string bad = error_of(branch("ensemble:\n  ack_decimation: sometimes\n"));
-  EXPECT_NE(bad.find("c.yaml:10: ensemble.ack_decimation: expected true or false"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("c.yaml:10: ensemble.ack_decimation: expected true, false or auto"), std::string::npos) << bad;
   const ReloadPlan plan = plan_reload(none, on);
   EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.ack_decimation"}));
 }
