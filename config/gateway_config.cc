@@ -56,7 +56,10 @@ class Loader {
     }
     else if (root["interception"]) r_.fail(root["interception"], "interception", "only a branch intercepts");
     ensemble(root["ensemble"], c.endpoint.connection.ensemble);
-    if (root["ensemble"]) max_rate(root["ensemble"]["max_rate"], c.endpoint.connection);
+    if (root["ensemble"]) {
+      max_rate(root["ensemble"]["max_rate"], c.endpoint.connection);
+    }
+    ack_decimation(root, c.endpoint.connection);
     c.reloadable.scheduler = scheduler(root["scheduler"]);
     c.endpoint.connection.ensemble.scheduler = c.reloadable.scheduler;
     if (const YAML::Node s = root["scheduler"]) {
@@ -236,7 +239,8 @@ class Loader {
     if (!n) return;
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
-                        "slow_start", "recovery", "random_loss", "tail_probes", "pacing", "max_rate"});
+                        "slow_start", "recovery", "random_loss", "tail_probes", "pacing", "max_rate",
+                        "ack_decimation"});
     const std::string key = r_.string_or(n, "key", s + ".key", "peer");
     if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
     const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
@@ -282,6 +286,19 @@ class Loader {
     r_.only_keys(n, s, {"up", "down"});
     c.ensemble.max_rate_bps = bit_rate(n, "up", s + ".up");
     c.max_receive_rate_bps = bit_rate(n, "down", s + ".down");
+  }
+
+  // ensemble.ack_decimation: false (default), true, or auto: on when
+  // max_rate.up says the uplink is scarce (the download's ACKs count against it).
+  void ack_decimation(const YAML::Node& root, tunnel::ConnectionConfig& c) {
+    c.ack_decimation = false;
+    if (!root["ensemble"] || !root["ensemble"]["ack_decimation"]) return;
+    const YAML::Node n = root["ensemble"]["ack_decimation"];
+    const std::string name = "ensemble.ack_decimation";
+    const std::string text = n.IsScalar() ? n.Scalar() : "";
+    if (text == "auto") c.ack_decimation = c.ensemble.max_rate_bps != 0;
+    else if (text == "true" || text == "false") c.ack_decimation = text == "true";
+    else r_.fail(n, name, "expected true, false or auto");
   }
 
   std::uint64_t bit_rate(const YAML::Node& map, const std::string& key, const std::string& name) {
@@ -468,6 +485,9 @@ void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector
   // Told to the peer in the handshake: the next connection carries it.
   if (a.endpoint.connection.max_receive_rate_bps != b.endpoint.connection.max_receive_rate_bps) {
     out.push_back("ensemble.max_rate.down");
+  }
+  if (a.endpoint.connection.ack_decimation != b.endpoint.connection.ack_decimation) {
+    out.push_back("ensemble.ack_decimation");
   }
   if (a.endpoint.connection.peer_knows_categories != b.endpoint.connection.peer_knows_categories) {
     out.push_back("scheduler.peer_knows_categories");

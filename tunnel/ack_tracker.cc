@@ -1,6 +1,7 @@
 #include "tunnel/ack_tracker.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "tunnel/frame_codec.h"
 #include "tunnel/varint.h"
@@ -78,20 +79,59 @@ bool AckTracker::on_packet_received(PacketNumber number, bool ack_eliciting, Ins
   add_to_ranges(number, now);
   unacked_packets_ = true;
   if (ack_eliciting) {
+    on_eliciting(now);
     ++ack_eliciting_since_ack_;
     if (!first_unacked_eliciting_at_) first_unacked_eliciting_at_ = now;
-    if ((out_of_order || ack_eliciting_since_ack_ >= config_.ack_every_packets) &&
-        !immediate_ack_since_) {
+    const bool quick = out_of_order || (decimating() && just_past_gap());
+    if ((quick || ack_eliciting_since_ack_ >= ack_threshold()) && !immediate_ack_since_) {
       immediate_ack_since_ = now;
     }
   }
   return true;
 }
 
+// Startup again after a silence: the sender may restart slow start, and its
+// first packets need their ACKs as before (Linux re-enters quickack after
+// an idle RTO).
+void AckTracker::on_eliciting(Instant now) {
+  const Duration silence = std::max<Duration>(ms(200), 2 * min_rtt_);
+  if (last_eliciting_at_ && now - *last_eliciting_at_ > silence) {
+    eliciting_since_start_ = 0;
+    threshold_ = config_.ack_every_packets;
+  }
+  ++eliciting_since_start_;
+  last_eliciting_at_ = now;
+}
+
+bool AckTracker::decimating() const {
+  return config_.decimation && eliciting_since_start_ > config_.decimation_after_packets;
+}
+
+// The newest run of numbers starts just above a hole and is still shorter
+// than the packet threshold: each of its packets may be the one that lets
+// the sender declare the hole lost.
+bool AckTracker::just_past_gap() const {
+  return ranges_.size() >= 2 && ranges_.front().largest - ranges_.front().smallest < kQuickAckPackets;
+}
+
+std::uint32_t AckTracker::ack_threshold() const {
+  return decimating() ? threshold_ : config_.ack_every_packets;
+}
+
+Duration AckTracker::ack_timer() const {
+  if (!decimating() || min_rtt_ <= Duration{0}) return config_.max_ack_delay;
+  return std::min(config_.max_ack_delay, min_rtt_ / 4);
+}
+
 std::optional<Instant> AckTracker::ack_deadline() const {
   if (!first_unacked_eliciting_at_) return std::nullopt;
   if (immediate_ack_since_) return immediate_ack_since_;
-  return *first_unacked_eliciting_at_ + config_.max_ack_delay;
+  return *first_unacked_eliciting_at_ + ack_timer();
+}
+
+void AckTracker::on_rtt_sample(Duration rtt) {
+  if (rtt <= Duration{0}) return;
+  min_rtt_ = min_rtt_ == Duration{0} ? rtt : std::min(min_rtt_, rtt);
 }
 
 std::optional<AckFrame> AckTracker::ack_frame(Instant now, std::size_t budget_bytes) const {
@@ -99,11 +139,31 @@ std::optional<AckFrame> AckTracker::ack_frame(Instant now, std::size_t budget_by
   return fit_ack_frame(ranges_, delay, budget_bytes);
 }
 
-void AckTracker::on_ack_sent(Instant /*now*/) {
+void AckTracker::on_ack_sent(Instant now) {
+  if (decimating()) update_threshold(now);
+  else last_ack_at_ = now;
   ack_eliciting_since_ack_ = 0;
   first_unacked_eliciting_at_.reset();
   immediate_ack_since_.reset();
   unacked_packets_ = false;
+}
+
+// The packets a quarter RTT holds at the rate packets came in since the
+// previous ACK (idle gaps included, so a sender limited by its window, whose
+// packets come in bursts, keeps about ack_every_packets per ACK), averaged
+// with the last threshold.
+void AckTracker::update_threshold(Instant now) {
+  const std::optional<Instant> previous = std::exchange(last_ack_at_, now);
+  if (!previous || ack_eliciting_since_ack_ == 0) return;
+  const std::uint32_t floor = config_.ack_every_packets;
+  const std::uint32_t ceiling = std::max(floor, config_.decimation_max_packets);
+  const Duration interval = now - *previous;
+  const std::int64_t target =
+      interval <= Duration{0}
+          ? ceiling
+          : std::min<std::int64_t>(ceiling, ack_eliciting_since_ack_ * ack_timer().count() / interval.count());
+  threshold_ = std::clamp<std::uint32_t>(static_cast<std::uint32_t>((threshold_ + target + 1) / 2), floor,
+                                         ceiling);
 }
 
 void AckTracker::on_ack_acknowledged(PacketNumber largest_in_that_ack) {

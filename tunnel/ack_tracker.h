@@ -16,6 +16,24 @@
 //     `ack_every_packets` ack-eliciting packets, or when one arrives out of
 //     order (below the largest, or above it leaving a gap); otherwise at the
 //     latest max_ack_delay after the first unacknowledged ack-eliciting packet.
+//  4. Decimation, when configured (issue 20; Chromium's ACK decimation, the
+//     policy draft-ietf-quic-ack-frequency lets a sender ask for): every
+//     second packet is one ACK datagram per two data packets, 13-17 % of a
+//     1 Mbit/s uplink under a 4 Mbit/s download. Past startup (the first
+//     `decimation_after_packets` ack-eliciting packets, and again after a
+//     silence), an ACK is due after `threshold` packets, a count measured
+//     from the arrival rate since the previous ACK so that it is about a
+//     quarter of the path's RTT of packets (at least ack_every_packets, at most
+//     `decimation_max_packets`), and the timer is min(max_ack_delay,
+//     min RTT / 4): at least ~4 ACKs per RTT whatever the rate, so a sender
+//     limited by its window never waits long for one. Loss stays as quick
+//     to see: a gap makes the ACK immediate, and so do the next
+//     kQuickAckPackets packets after it (Linux's quickack), so the sender
+//     has the 3 packets past a hole that declare it lost in the same round.
+//     The sender needs no new parameter: every ACK still comes within the
+//     max_ack_delay it was told, which its PTO allows for, and the ACK delay
+//     it reports keeps RTT samples exact. Off by default: a sparser ACK clock
+//     releases the sender's joins and credit in bigger steps.
 //
 // Use: after a datagram authenticates, on_packet_received(); if it returns
 // false, drop the packet as a duplicate. Send an ACK when
@@ -36,6 +54,10 @@ namespace egw::tunnel {
 struct AckTrackerConfig {
   Duration max_ack_delay = ms(25);
   std::uint32_t ack_every_packets = 2;  // ack-eliciting packets per immediate ACK
+  // Decimation (see above); false: ack_every_packets and max_ack_delay always.
+  bool decimation = false;
+  std::uint32_t decimation_max_packets = 10;     // Chromium's stretch
+  std::uint32_t decimation_after_packets = 100;  // startup, as Chromium
 };
 
 class AckTracker {
@@ -46,7 +68,12 @@ class AckTracker {
   static constexpr std::size_t kReplayBlocks = 129;
   static constexpr std::size_t kReplayWindowPackets = (kReplayBlocks - 1) * 64;
 
-  explicit AckTracker(const AckTrackerConfig& config) : config_(config) {}
+  // Packets just past a gap acknowledged at once (the sender's packet
+  // threshold, RFC 9002 section 6.1.1).
+  static constexpr std::uint64_t kQuickAckPackets = 3;
+
+  explicit AckTracker(const AckTrackerConfig& config)
+      : config_(config), threshold_(config.ack_every_packets) {}
 
   // Would on_packet_received() accept `number`? (A cheap pre-check; it does
   // not record anything.) False for duplicates, numbers at least
@@ -69,6 +96,11 @@ class AckTracker {
   std::optional<AckFrame> ack_frame(Instant now, std::size_t budget_bytes) const;
   // An ACK frame left in a packet at `now`: the owed ACK is paid.
   void on_ack_sent(Instant now);
+  // An RTT sample of the path (our packet's send to its ACK): the smallest
+  // bounds the decimated ACK timer to a quarter of it.
+  void on_rtt_sample(Duration rtt);
+  // Ack-eliciting packets per ACK now (ack_every_packets in startup).
+  std::uint32_t ack_threshold() const;
   // The peer acknowledged a packet of ours whose ACK frame had this largest
   // number: stop reporting numbers <= it (RFC 9000 section 13.2.4).
   void on_ack_acknowledged(PacketNumber largest_in_that_ack);
@@ -81,6 +113,11 @@ class AckTracker {
  private:
   void record_replay(PacketNumber number);
   void add_to_ranges(PacketNumber number, Instant now);
+  bool decimating() const;
+  bool just_past_gap() const;
+  Duration ack_timer() const;
+  void on_eliciting(Instant now);
+  void update_threshold(Instant now);
 
   AckTrackerConfig config_;
 
@@ -95,6 +132,15 @@ class AckTracker {
   std::optional<Instant> first_unacked_eliciting_at_;
   std::optional<Instant> immediate_ack_since_;
   bool unacked_packets_ = false;
+
+  // Decimation: the count since startup (or the last silence), the newest
+  // ack-eliciting arrival, the previous ACK (the rate is measured between
+  // ACKs), the smallest RTT seen and the current threshold.
+  std::uint64_t eliciting_since_start_ = 0;
+  std::optional<Instant> last_eliciting_at_;
+  std::optional<Instant> last_ack_at_;
+  Duration min_rtt_{0};
+  std::uint32_t threshold_;
 };
 
 }  // namespace egw::tunnel

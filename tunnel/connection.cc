@@ -67,7 +67,10 @@ Connection::Impl::Impl(const ConnectionConfig& cfg, std::unique_ptr<PacketProtec
     : config(effective_config(cfg)),
       protection(std::move(prot)),
       cache(temporal_cache),
-      ack_tracker(AckTrackerConfig{cfg.max_ack_delay, cfg.ack_every_packets}),
+      ack_tracker(AckTrackerConfig{.max_ack_delay = cfg.max_ack_delay,
+                                   .ack_every_packets = cfg.ack_every_packets,
+                                   .decimation = cfg.ack_decimation,
+                                   .decimation_max_packets = cfg.ack_decimation_max_packets}),
       skip_rng{cfg.packet_number_skip_seed | 1},
       next_local_id(cfg.is_client ? 0 : 1),
       local_max_streams(cfg.max_incoming_streams),
@@ -214,6 +217,11 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
   const Duration ack_delay = std::min(f.ack_delay, ms(config.peer.max_ack_delay_ms));
   const congestion::AckOutcome& outcome =
       ensemble->on_ack(std::span(ranges).first(f.ranges.size()), ack_delay, now);
+  // The path's RTT for our own ACK timer: the newest packet this ACK names,
+  // if newly acknowledged (raw, as min RTT is: the minimum is what counts).
+  if (!outcome.acked.empty() && outcome.acked.back().number == f.ranges.front().largest) {
+    ack_tracker.on_rtt_sample(now - outcome.acked.back().sent_time);
+  }
   acked_streams.clear();
   for (const congestion::SentPacket& p : outcome.acked) on_packet_acked(p.number);
   for (const congestion::SentPacket& p : outcome.lost) on_packet_lost(p.number, now);

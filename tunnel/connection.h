@@ -111,6 +111,14 @@ struct ConnectionConfig {
   std::size_t max_incoming_streams = 1024;
   Duration max_ack_delay = ms(25);
   std::uint32_t ack_every_packets = 2;  // ack-eliciting packets per immediate ACK
+  // ACK decimation past startup (AckTracker, "Decimation"): about one ACK
+  // per quarter RTT, at most ack_decimation_max_packets packets apart, each
+  // within max_ack_delay. false: every ack_every_packets. Off by default: a
+  // sparser ACK clock releases joins and credit in bigger steps (the papers'
+  // join and pacing scenarios lose their bounds), so it is for a side whose
+  // uplink is scarce (ensemble.ack_decimation: true, or auto with max_rate.up).
+  bool ack_decimation = false;
+  std::uint32_t ack_decimation_max_packets = 10;
   Duration idle_timeout = ms(30'000);  // the connection uses min(ours, the peer's)
   // PING every idle_timeout / 2 even without streams, so the connection (and
   // its keys) stays up between bursts: the branch keeps its tunnel warm and a

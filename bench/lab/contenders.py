@@ -56,6 +56,13 @@ EGW_VARIANTS = {
     # gateway as a UDP flow of class realtime ({udp}: the branch's or the hub's
     # `udp:` section, Gateway.extra).
     "egw-call": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n{udp}",
+    # Issue 20, the asymmetric link: the same with ACK decimation (off by
+    # default), each beside its variant above.
+    "egw-dec": "ensemble:\n  ack_decimation: true\n",
+    "egw-model-rate-dec": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n"
+                          "  ack_decimation: true\n",
+    "egw-call-dec": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n"
+                    "  ack_decimation: true\n{udp}",
 }
 RATE_SHARE = 0.95  # max_rate as a share of the emulated link, as SQM users set their shaper
 LABELS = {
@@ -72,6 +79,8 @@ LABELS = {
     "egw-model": "ensemble-gw, model law", "egw-model-rate": "ensemble-gw, model law + max_rate 95 %",
     "egw-nopace": "ensemble-gw, no pacing",
     "egw-call": "ensemble-gw, model law + max_rate, probe as a realtime UDP flow",
+    "egw-dec": "ensemble-gw, ACK decimation", "egw-model-rate-dec": "ensemble-gw, model law + max_rate, ACK decimation",
+    "egw-call-dec": "ensemble-gw, model law + max_rate + realtime probe, ACK decimation",
 }
 
 

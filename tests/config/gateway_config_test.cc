@@ -246,6 +246,27 @@ TEST_F(GatewayConfigTest, MaxRatePerDirection) {
   EXPECT_EQ(plan.applied.endpoint.connection.ensemble.max_rate_bps, 0u);
 }
 
+// Issue 20, the asymmetric link: ACK decimation, off unless asked for; auto
+// turns it on where max_rate.up says the uplink is scarce.
+TEST_F(GatewayConfigTest, AckDecimationIsOptIn) {
+  auto none = std::get<GatewayConfig>(load_gateway_config(write("n.yaml", branch())));
+  EXPECT_FALSE(none.endpoint.connection.ack_decimation);
+  auto rated = std::get<GatewayConfig>(load_gateway_config(write("r.yaml", branch("ensemble:\n  max_rate: {up: 950k}\n"))));
+  EXPECT_FALSE(rated.endpoint.connection.ack_decimation);
+  auto on = std::get<GatewayConfig>(load_gateway_config(write("t.yaml", branch("ensemble:\n  ack_decimation: true\n"))));
+  EXPECT_TRUE(on.endpoint.connection.ack_decimation);
+  auto autos = std::get<GatewayConfig>(load_gateway_config(write("a.yaml", branch(
+      "ensemble:\n  max_rate: {up: 950k}\n  ack_decimation: auto\n"))));
+  EXPECT_TRUE(autos.endpoint.connection.ack_decimation);
+  auto auto_down = std::get<GatewayConfig>(load_gateway_config(write("d.yaml", branch(
+      "ensemble:\n  max_rate: {down: 4M}\n  ack_decimation: auto\n"))));
+  EXPECT_FALSE(auto_down.endpoint.connection.ack_decimation);
+  const std::string bad = error_of(branch("ensemble:\n  ack_decimation: sometimes\n"));
+  EXPECT_NE(bad.find("c.yaml:10: ensemble.ack_decimation: expected true, false or auto"), std::string::npos) << bad;
+  const ReloadPlan plan = plan_reload(none, on);
+  EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.ack_decimation"}));
+}
+
 // Issue 20 item 5: stream buffers auto-tune up to a bound under memory limits.
 TEST_F(GatewayConfigTest, StreamBuffersGrowWithinMemoryLimits) {
   auto d = std::get<GatewayConfig>(load_gateway_config(write("d.yaml", branch())));
