@@ -31,7 +31,7 @@ import time
 
 from contenders import Gateway
 from experiments import cold, rotated
-from links import bulk_job, bulk_rates, background, collect, done, quiet
+from links import Traced, bulk_job, bulk_rates, background, collect, done, quiet
 from netlab import LAN, NET, in_ns, log, nft, nsh, server_ip, wait_until, port_listening
 
 NGINX, NGHTTP = "/usr/sbin/nginx", "/usr/bin/nghttp"
@@ -249,14 +249,20 @@ def h2_page(lab, contenders, up, down, seed, reps, p):
             cold(lab, c)
             quiet(lab)
             tag = f"h2-{c.key}-{rep}-{int(time.time())}"
-            res = _run(lab, c, tag, p)
+            with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
+                res = _run(lab, c, tag, p)
             res["classes"] = classes(c)
             done(lab, c)
+            # The link's queue while the loaded pages ran: what made them wait.
+            s = tr.series(res["loaded"][0], *res["loaded"])
+            res["qdelay_p99_ms"] = {d: s["qdelay_ms"][d]["p99_ms"] for d in ("a2b", "b2a")}
+            res["wanem_cpu"] = s["wanem_cpu"]
             out["results"][c.key].append(res)
             cl = res["classes"]
             log(f"    {c.key:14s} h2 page rep {rep + 1}: idle {res['idle_s']:.2f} s, loaded {res['loaded_s']:.2f} s "
                 f"({res['loaded_s'] / res['idle_s']:.2f}x); bulk down {fmt_pct(res['down_bps'], down)} up "
-                f"{fmt_pct(res['up_bps'], up)}" + (f"; classes {cl}" if cl else "")
+                f"{fmt_pct(res['up_bps'], up)}; queue p99 down {ms(res['qdelay_p99_ms']['b2a'])} up "
+                f"{ms(res['qdelay_p99_ms']['a2b'])}" + (f"; classes {cl}" if cl else "")
                 + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
     return out
 
@@ -286,12 +292,17 @@ def _run(lab, c, tag, p):
     win = (t_load + p["warm_s"], t_load + p["seconds"])
     rates, errs = bulk_rates(lab, r, ("down", "up"), tag, *win)
     errors += errs + [e for x in idle + loaded for e in x["errors"]]
-    return {"first_s": first["page_s"], "idle_s": median(x["page_s"] for x in idle),
+    pages = (min(x["start"] for x in loaded), max(x["end"] for x in loaded))
+    return {"loaded": pages, "first_s": first["page_s"], "idle_s": median(x["page_s"] for x in idle),
             "loaded_s": median(x["page_s"] for x in loaded), "idle_runs_s": [x["page_s"] for x in idle],
             "loaded_runs_s": [x["page_s"] for x in loaded],
             "idle_after_connect_s": median(x["after_connect_s"] for x in idle),
             "loaded_after_connect_s": median(x["after_connect_s"] for x in loaded),
             "down_bps": rates["down"], "up_bps": rates["up"], "errors": errors}
+
+
+def ms(x):
+    return "–" if x is None else f"{x:.0f} ms"
 
 
 def fmt_pct(bps, link):

@@ -1,7 +1,7 @@
 """bench/run's output for issue 21's HTTP/2 page (h2page.py): load time idle
 and loaded per contender, the bulk transfers' rates beside it, and for a
 gateway the classes its branch gave the bytes (the page `web`, the bulk `bulk`)."""
-from report_links import label, link_rates, link_text, med, pct
+from report_links import label, link_rates, link_text, med, ms, pct
 
 GOAL = 1.3  # issue 21: the page loaded within 1.3x of its idle load time
 
@@ -33,16 +33,17 @@ def h2_page_table(name, e):
            f"`{e['server_name']}`), {p['loads']} loads idle, then {p['loads']} while a bulk download and a bulk "
            f"upload (cleartext HTTP) run through the same contender for {p['seconds']:g} s (loads from "
            f"{p['warm_s']:g} s on; rates after it). Load time: wall clock of `nghttp`, TCP and TLS handshakes "
-           f"included. Gateway: the branch's `egw_stream_bytes_total` by class and "
+           f"included. Queue delay: the link model's (wanem's trace), p99 while the loaded pages ran. Gateway: the branch's `egw_stream_bytes_total` by class and "
            f"`egw_streams_classified_total` by stage over the run. {e['reps']} rep(s), medians.", "",
-           "| contender | idle (s) | loaded (s) | loaded / idle | bulk down | bulk up | gateway: bytes by class |",
-           "|---|---|---|---|---|---|---|"]
+           "| contender | idle (s) | loaded (s) | loaded / idle | bulk down | bulk up | queue delay p99 down / up (ms) "
+           "| gateway: bytes by class |", "|---|---|---|---|---|---|---|---|"]
     for key, runs in e["results"].items():
         x, i, l = ratio(runs)
         d, u = med(r["down_bps"] for r in runs), med(r["up_bps"] for r in runs)
         out.append(f"| {label(key)} | {'–' if i is None else f'{i:.2f}'} | {'–' if l is None else f'{l:.2f}'} | "
                    f"{'–' if x is None else f'{x:.2f}x'} | {pct(d and d / down)} | {pct(u and u / up)} | "
-                   f"{class_text(runs)} |")
+                   f"{ms(med(r.get('qdelay_p99_ms', {}).get('b2a') for r in runs))} / "
+                   f"{ms(med(r.get('qdelay_p99_ms', {}).get('a2b') for r in runs))} | {class_text(runs)} |")
     return "\n".join(out)
 
 

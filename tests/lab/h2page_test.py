@@ -63,7 +63,8 @@ class NghttpStats(unittest.TestCase):
 def experiment(egw_loaded_s):
     classes = {"bytes": {"web": 8_000_000, "bulk": 17_000_000}, "stages": {"unknown_host": 5, "default": 2},
                "decayed": 0}
-    run = {"idle_s": 1.0, "loaded_s": 1.2, "down_bps": 18e6, "up_bps": 9e6, "errors": [], "classes": None}
+    run = {"idle_s": 1.0, "loaded_s": 1.2, "down_bps": 18e6, "up_bps": 9e6, "errors": [], "classes": None,
+           "qdelay_p99_ms": {"a2b": 1180.0, "b2a": 4.2}}
     return {"kind": "h2_page", "reps": 1, "objects": 42, "page_bytes": 1_660_000, "server_name": "www.h2lab.test",
             "params": {"loads": 2, "seconds": 20.0, "warm_s": 3.0},
             "link": {"rate_bps": 20e6, "delay_ms": 30, "queue": "600p", "loss": 0.002},
@@ -83,7 +84,7 @@ class Report(unittest.TestCase):
 
     def test_table_prints_the_branch_classes(self):
         t = report_h2.h2_page_table("h2-page-lossy", experiment(1.2))
-        self.assertIn("| direct TCP (CUBIC) | 1.00 | 1.20 | 1.20x | 90% | 45% | – |", t)
+        self.assertIn("| direct TCP (CUBIC) | 1.00 | 1.20 | 1.20x | 90% | 45% | 4 / 1180 | – |", t)
         self.assertIn("bulk 17.0 MB, web 8.0 MB; stages: default 2, unknown_host 5", t)
 
 
