@@ -262,19 +262,34 @@ def h2_page(lab, contenders, up, down, seed, reps, p):
             log(f"    {c.key:14s} h2 page rep {rep + 1}: idle {res['idle_s']:.2f} s, loaded {res['loaded_s']:.2f} s "
                 f"({res['loaded_s'] / res['idle_s']:.2f}x); bulk down {fmt_pct(res['down_bps'], down)} up "
                 f"{fmt_pct(res['up_bps'], up)}; queue p99 down {ms(res['qdelay_p99_ms']['b2a'])} up "
-                f"{ms(res['qdelay_p99_ms']['a2b'])}" + (f"; classes {cl}" if cl else "")
+                f"{ms(res['qdelay_p99_ms']['a2b'])}; loads {' '.join(f'{x:.2f}' for x in res['idle_runs_s'])} / "
+                f"{' '.join(f'{x:.2f}' for x in res['loaded_runs_s'])}" + (f"; classes {cl}" if cl else "")
+                + (f"; page streams by stage {res['page_stages']}" if cl else "")
                 + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
     return out
 
 
+def classified(c, fn):
+    """fn's result, and for a gateway the stage that classified the stream(s)
+    it opened and the class their bytes went in (the branch's metrics before
+    and after): {"stages": {stage: n}, "bytes": {class: n}}."""
+    before = classes(c)
+    r = fn()
+    after = classes(c)
+    if before is not None and after is not None:
+        r["classified"] = {k: {x: n - before[k].get(x, 0) for x, n in after[k].items() if n - before[k].get(x, 0)}
+                           for k in ("stages", "bytes")}
+    return r
+
+
 def _run(lab, c, tag, p):
     errors = []
-    first = load(c)
+    first = classified(c, lambda: load(c))
     errors += first["errors"]
     idle = []
     for _ in range(p["loads"]):
         time.sleep(0.3)
-        idle.append(load(c))
+        idle.append(classified(c, lambda: load(c)))
     time.sleep(0.5)
     t_load = time.time()
     bulk = background(bulk_job(c, ("down", "up"), p["seconds"], tag))
@@ -282,7 +297,7 @@ def _run(lab, c, tag, p):
     try:
         time.sleep(p["warm_s"])
         for _ in range(p["loads"]):
-            loaded.append(load(c))
+            loaded.append(classified(c, lambda: load(c)))
             time.sleep(0.3)
     finally:
         r = collect(bulk, stop=False)
@@ -296,6 +311,7 @@ def _run(lab, c, tag, p):
     return {"loaded": pages, "first_s": first["page_s"], "idle_s": median(x["page_s"] for x in idle),
             "loaded_s": median(x["page_s"] for x in loaded), "idle_runs_s": [x["page_s"] for x in idle],
             "loaded_runs_s": [x["page_s"] for x in loaded],
+            "page_stages": [x.get("classified", {}).get("stages") for x in [first] + idle + loaded],
             "idle_after_connect_s": median(x["after_connect_s"] for x in idle),
             "loaded_after_connect_s": median(x["after_connect_s"] for x in loaded),
             "down_bps": rates["down"], "up_bps": rates["up"], "errors": errors}
