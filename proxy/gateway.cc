@@ -185,6 +185,9 @@ void Gateway::relay_finished(Relay& relay) {
   if (auto s = p.sniffing.find(&relay); s != p.sniffing.end()) {
     sniff_bytes_ -= s->second.capacity();
     p.sniffing.erase(s);
+    // A branch's stream that ended before its first bytes said more: the
+    // open's `default`, counted now (on_late_client_bytes counts the others).
+    if (!config_.is_hub) ++counters_.classified_by_stage[std::string(to_string(Stage::fallback))];
   }
   const auto bytes = relay.bytes_by_class();
   for (std::size_t c = 0; c < bytes.size(); ++c) p.bytes_by_class_closed[c] += bytes[c];
@@ -328,7 +331,12 @@ void Gateway::open_stream(const std::shared_ptr<Relay>& relay) {
   const auto first = peek.first(n > 0 ? static_cast<std::size_t>(n) : 0);
   const Classifier::Decision d = classifier_->classify_open(relay->destination(), first);
   relay->class_final = d.from_destination;
-  count_classification(d);
+  // No ClientHello yet, or part of one, and nothing else answered: the
+  // client was slower than the wait (a loaded machine). Its bytes still
+  // classify the stream as they come (on_late_client_bytes), so a late SNI
+  // is not taken for `default`; the stage is counted once decided.
+  const bool late = d.need_more && d.stage == Stage::fallback;
+  if (!late) count_classification(d);
   const auto id = c->open_stream(relay->destination(), d.cls, now());
   if (!id) {
     refuse("tunnel_down");
@@ -338,6 +346,10 @@ void Gateway::open_stream(const std::shared_ptr<Relay>& relay) {
   peer.streams.emplace(*id, relay.get());
   spdlog::debug("stream {}: {} -> {} ({})", *id, endpoint_text(relay->client()),
                 to_string(relay->destination()), egw::to_string(d.cls));
+  if (late) {
+    relay->sniffing_response = true;
+    peer.sniffing[relay.get()].clear();
+  }
   relay->start(*id, d.cls);  // reads the first bytes into the stream: one packet with the open
   service_soon(peer.index);
 }
@@ -421,6 +433,38 @@ void Gateway::connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpe
       });
 }
 
+// Hub: the response head so far; true once decided (or past the cap).
+bool Gateway::on_response_head(Relay& relay, const std::vector<std::byte>& head) {
+  const Classifier::ResponseDecision d = classifier_->classify_response(head);
+  if (d.verdict == Classifier::ResponseVerdict::need_more && head.size() < kMaxSniffBytes) return false;
+  if (d.verdict == Classifier::ResponseVerdict::matched && d.cls != relay.content_class()) {
+    if (tunnel::Connection* c = connection(relay.session())) {
+      c->set_stream_class(relay.stream_id(), d.cls, now());
+      spdlog::debug("stream {} to {} is {} (Content-Type)", relay.stream_id(), to_string(relay.destination()),
+                    egw::to_string(d.cls));
+    }
+    relay.set_content_class(d.cls);
+  }
+  return true;
+}
+
+// Branch: the client's first bytes so far, the stream already open as
+// `default`; true once decided. A late SNI's class replaces it; the stage
+// that decided is counted (the open counted nothing).
+bool Gateway::on_late_client_bytes(Relay& relay, const std::vector<std::byte>& head) {
+  const Classifier::Decision d = classifier_->classify_open(relay.destination(), head);
+  if (d.need_more && head.size() < kMaxSniffBytes) return false;
+  count_classification(d);
+  if (d.cls == relay.content_class()) return true;
+  if (tunnel::Connection* c = connection(relay.session())) {
+    c->set_stream_class(relay.stream_id(), d.cls, now());
+    spdlog::debug("stream {} to {} is {} (a late ClientHello)", relay.stream_id(), to_string(relay.destination()),
+                  egw::to_string(d.cls));
+  }
+  relay.set_content_class(d.cls);
+  return true;
+}
+
 void Gateway::on_response_bytes(Relay& relay, std::span<const std::byte> bytes) {
   Peer& p = *peers_[relay.session()];
   auto it = p.sniffing.find(&relay);
@@ -433,16 +477,7 @@ void Gateway::on_response_bytes(Relay& relay, std::span<const std::byte> bytes) 
   head.insert(head.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(
                                                             std::min(bytes.size(), kMaxSniffBytes - head.size())));
   sniff_bytes_ += head.capacity() - capacity_before;
-  const Classifier::ResponseDecision d = classifier_->classify_response(head);
-  if (d.verdict == Classifier::ResponseVerdict::need_more && head.size() < kMaxSniffBytes) return;
-  if (d.verdict == Classifier::ResponseVerdict::matched && d.cls != relay.content_class()) {
-    if (tunnel::Connection* c = connection(p.index)) {
-      c->set_stream_class(relay.stream_id(), d.cls, now());
-      spdlog::debug("stream {} to {} is {} (Content-Type)", relay.stream_id(), to_string(relay.destination()),
-                    egw::to_string(d.cls));
-    }
-    relay.set_content_class(d.cls);
-  }
+  if (!(config_.is_hub ? on_response_head(relay, head) : on_late_client_bytes(relay, head))) return;
   relay.sniffing_response = false;
   sniff_bytes_ -= head.capacity();
   p.sniffing.erase(it);

@@ -102,6 +102,8 @@ class Gateway final : public RelayOwner {
   std::span<std::byte> scratch() override { return scratch_; }
   Instant now() const override;
   void relay_finished(Relay& relay) override;
+  // Hub: the server's response head; branch: a client's first bytes that
+  // came after its stream opened (a late ClientHello).
   void on_response_bytes(Relay& relay, std::span<const std::byte> bytes) override;
 
  private:
@@ -123,6 +125,8 @@ class Gateway final : public RelayOwner {
   };
   static constexpr std::size_t kMaxApplicationLabels = 32;
   void count_classification(const Classifier::Decision& d);
+  bool on_response_head(Relay& relay, const std::vector<std::byte>& head);
+  bool on_late_client_bytes(Relay& relay, const std::vector<std::byte>& head);
 
   // Branch
   void accept_next();

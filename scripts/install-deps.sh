@@ -16,6 +16,7 @@ packages=(
   ethtool                                            # bench/secure_tunnel: records the veth offloads
   python3 python3-venv                               # Noise interop test (build/pyenv)
   python3-matplotlib                                 # bench/run's plots
+  nginx nghttp2-client                               # bench/run's HTTP/2 page (h2-page)
   docker-compose                                     # tests/docker: validates docker/*.yml (no engine needed)
 )
 

@@ -52,6 +52,8 @@ EGW_VARIANTS = {
     "egw-model": "ensemble:\n  window_law: model\n",
     "egw-model-rate": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n",
     "egw-nopace": "ensemble:\n  pacing: false\n",
+    # Issue 21's HTTP/2 page: max_rate alone, the defaults' law (h2page.py).
+    "egw-rate": "ensemble:\n  max_rate: {{up: {up}, down: {down}}}\n",
     # Issue 21: the model law and max_rate, the realtime probe carried by the
     # gateway as a UDP flow of class realtime ({udp}: the branch's or the hub's
     # `udp:` section, Gateway.extra).
@@ -77,7 +79,7 @@ LABELS = {
     "egw-nflows-halve": "ensemble-gw, n_flows, every loss congestive",
     "egw-notlp": "ensemble-gw, no tail probe",
     "egw-model": "ensemble-gw, model law", "egw-model-rate": "ensemble-gw, model law + max_rate 95 %",
-    "egw-nopace": "ensemble-gw, no pacing",
+    "egw-nopace": "ensemble-gw, no pacing", "egw-rate": "ensemble-gw, max_rate 95 %",
     "egw-call": "ensemble-gw, model law + max_rate, probe as a realtime UDP flow",
     "egw-dec": "ensemble-gw, ACK decimation", "egw-model-rate-dec": "ensemble-gw, model law + max_rate, ACK decimation",
     "egw-call-dec": "ensemble-gw, model law + max_rate + realtime probe, ACK decimation",

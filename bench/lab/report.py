@@ -9,6 +9,7 @@ import re
 import shutil
 import statistics
 
+import report_h2
 import report_links
 from contenders import LABELS
 from experiments import quantile
@@ -40,7 +41,7 @@ def count_errors(results):
         for per in e.get("results", {}).values():
             if e["kind"] == "pages":
                 n += sum(cell["errors"] for cell in per.values())
-            elif e["kind"] in ("join", "bursts", "www", "full_links", "bulk"):
+            elif e["kind"] in ("join", "bursts", "www", "full_links", "bulk", "h2_page"):
                 n += sum(len(r["errors"]) for r in per)
             else:
                 n += sum(len(r["errors"]) if isinstance(r["errors"], list) else r["errors"]
@@ -49,7 +50,7 @@ def count_errors(results):
 
 
 def link_text(e):
-    if e["kind"] in report_links.TABLES:
+    if e["kind"] in report_links.TABLES or e["kind"] in report_h2.TABLES:
         return report_links.link_text(e)
     l = e["link"]
     q = "unlimited queue" if l["queue"] == "0" else f"queue {l['queue'][:-1]} packets"
@@ -168,7 +169,8 @@ def www_table(name, e):
 
 
 TABLES = {"pages": pages_table, "join": join_table, "pairs": pairs_table, "fairness": fairness_table,
-          "bursts": bursts_table, "www": www_table, **report_links.TABLES}
+          "bursts": bursts_table, "www": www_table, **report_links.TABLES,
+          **report_h2.TABLES}
 
 
 # ------------------------------------------------------------------ goals
@@ -254,6 +256,7 @@ def goals(results):
         row(f"{name}: defaults' median and 90th percentile page/bound below direct CUBIC's",
             f"median {m[0]:.2f} vs {m[1]:.2f}, p90 {p[0]:.2f} vs {p[1]:.2f}", m[0] < m[1] and p[0] < p[1])
     report_links.goals(results, row)
+    report_h2.goals(results, row)
     if not rows:
         return ""
     return "\n".join(["| goal | measured | |", "|---|---|---|", *rows])
