@@ -33,10 +33,21 @@ void QueueBound::end_round(Duration min_rtt, ByteCount cwnd, ByteCount mss, Inst
     if (now < *rest_until_) return;
     rest_until_.reset();
   }
+  // A bound the flight no longer comes near is stale (the transfer ended):
+  // one starting later must not inherit it.
+  if (bound_ && rounds_since_cut_ >= 2 && 2 * round_max_flight_ < *bound_) {
+    bound_.reset();
+    judged_cuts_ = 0;
+    return;
+  }
   const Duration target_rtt = target(min_rtt);
   if (round_min_ > target_rtt) {
     if (!bound_) {
-      cut(target_rtt, mss);
+      // Vegas' backlog: the bytes the flight keeps queued if the queue is
+      // ours. Under a few packets it is not (delayed ACKs of a request).
+      const double queued = static_cast<double>(round_max_flight_) *
+                            to_seconds(round_min_ - min_rtt) / to_seconds(round_min_);
+      if (queued >= static_cast<double>(kMinPackets * mss)) cut(target_rtt, mss);
       return;
     }
     if (rounds_since_cut_ < 2) return;  // its packets left before the last cut
@@ -52,7 +63,11 @@ void QueueBound::end_round(Duration min_rtt, ByteCount cwnd, ByteCount mss, Inst
   }
   judged_cuts_ = 0;
   if (!bound_) return;
-  *bound_ += std::max(mss, static_cast<ByteCount>(static_cast<double>(*bound_) * kGrowth));
+  // Room below the target: by 1/8 at it, doubling (slow start's pace) when
+  // the round saw no queue at all.
+  const double room = std::clamp(to_seconds(target_rtt - round_min_) / to_seconds(target_rtt - min_rtt),
+                                 kGrowth, 1.0);
+  *bound_ += std::max(mss, static_cast<ByteCount>(static_cast<double>(*bound_) * room));
   if (*bound_ >= cwnd) bound_.reset();  // the law's window binds again
 }
 

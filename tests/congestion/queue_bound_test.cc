@@ -138,10 +138,11 @@ TEST(QueueBound, TargetIsOneMinRttOfQueueAndAtLeastTheFloor) {
 }
 
 // Unit: a cut follows the round's RTT, is judged only by the round after
-// next, and grows back by 1/8 per round until the law's window binds.
+// next, and grows back with the room the RTT shows (1/8 per round at the
+// target, doubling with no queue) until the law's window binds.
 TEST(QueueBound, CutsToTheTargetAndGrowsBackToTheWindow) {
   QueueBound b;
-  const ByteCount cwnd = 1000 * kMss;
+  const ByteCount cwnd = 400 * kMss;  // the flight fills it: window-limited
   Instant t = instant_at(ms(1'000));
   const Duration min_rtt = ms(10);
   // Round 0 opens; round 1 (a packet sent after its start acked) at RTT 40 ms.
@@ -163,7 +164,42 @@ TEST(QueueBound, CutsToTheTargetAndGrowsBackToTheWindow) {
     ++rounds;
   }
   EXPECT_FALSE(b.limit().has_value());
-  EXPECT_EQ(rounds, 14);  // 200 x 1.125^14 > 1000
+  EXPECT_EQ(rounds, 6);  // 200 x 1.125^6 > 400
+  // Cut again, then a round at min_rtt (no queue): it doubles.
+  t += ms(40);
+  b.on_rtt_sample(ms(40), t - ms(1), min_rtt, 400 * kMss, cwnd, kMss, t);
+  ASSERT_EQ(*b.limit(), 200 * kMss);
+  for (int i = 0; i < 2; ++i) {
+    t += ms(10);
+    b.on_rtt_sample(ms(10), t - ms(1), min_rtt, 200 * kMss, cwnd, kMss, t);
+  }
+  EXPECT_EQ(*b.limit(), 400 * kMss);
+}
+
+// Delayed ACKs of a few packets, a request: an application-limited round
+// says nothing about the window's queue, and a bound the flight no longer
+// reaches is lifted, so a bulk transfer starting later is not held by it.
+TEST(QueueBound, ApplicationLimitedRoundsNeitherCutNorKeepABound) {
+  QueueBound b;
+  const ByteCount cwnd = 400 * kMss;
+  Instant t = instant_at(ms(1'000));
+  const Duration min_rtt = ms(10);
+  b.on_rtt_sample(ms(35), t - ms(35), min_rtt, 2 * kMss, cwnd, kMss, t);
+  for (int i = 0; i < 5; ++i) {
+    t += ms(35);
+    b.on_rtt_sample(ms(35), t - ms(1), min_rtt, 2 * kMss, cwnd, kMss, t);
+  }
+  EXPECT_FALSE(b.limit().has_value());
+  EXPECT_EQ(b.cuts(), 0u);
+  // A window-limited round cuts; once the flight falls away, the bound goes.
+  t += ms(40);
+  b.on_rtt_sample(ms(40), t - ms(1), min_rtt, 400 * kMss, cwnd, kMss, t);
+  ASSERT_TRUE(b.limit().has_value());
+  for (int i = 0; i < 3; ++i) {
+    t += ms(20);
+    b.on_rtt_sample(ms(20), t - ms(1), min_rtt, 10 * kMss, cwnd, kMss, t);
+  }
+  EXPECT_FALSE(b.limit().has_value());
 }
 
 }  // namespace
