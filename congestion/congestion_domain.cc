@@ -385,10 +385,6 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
   if (result.rtt_sample) {
     rtt_.on_sample(*result.rtt_sample, ack_delay);
     recent_max_rtt_.on_sample(now, *result.rtt_sample, rtt_.srtt());
-    if (config_.queue_bound) {
-      queue_bound_.on_rtt_sample(*result.rtt_sample, result.acked.back().sent_time, rtt_.min_rtt(),
-                                 prior_flight, law_->cwnd_bytes(), mss(), now);
-    }
   }
   rtt_.reset_backoff();
   probes_unanswered_ = 0;
@@ -411,6 +407,10 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
     listener_->on_left_flight(p);
   }
   for (std::size_t i = first_lost; i < out.lost.size(); ++i) listener_->on_left_flight(out.lost[i]);
+  if (config_.queue_bound) {
+    queue_bound_.on_ack(result.rtt_sample, result.acked.back().sent_time, acked_bytes, rtt_.min_rtt(),
+                        prior_flight, law_->cwnd_bytes(), mss(), now);
+  }
   grow(result, growable_bytes, prior_flight, now);
   after_ack(result, acked_bytes);
   update_timer(now, /*new_data_acked=*/true);
