@@ -233,7 +233,6 @@ class Loader {
   }
 
   void ensemble(const YAML::Node& n, congestion::EnsembleConfig& e) {
-    e.queue_bound = true;  // the product's default (EnsembleConfig's keeps the papers' TCP)
     if (!n) return;
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
@@ -272,7 +271,7 @@ class Loader {
     else r_.fail(n["random_loss"], s + ".random_loss", "expected veno or congestion");
     e.tail_probes = static_cast<std::uint32_t>(r_.integer_or(n, "tail_probes", s + ".tail_probes", 2, 0, 8));
     e.pacing.enabled = r_.boolean_or(n, "pacing", s + ".pacing", congestion::PacingConfig{}.enabled);
-    e.queue_bound = r_.boolean_or(n, "queue_bound", s + ".queue_bound", true);
+    e.queue_bound = r_.boolean_or(n, "queue_bound", s + ".queue_bound", congestion::EnsembleConfig{}.queue_bound);
   }
 
   // ensemble.max_rate: {up, down}, each optional: what this side's WAN

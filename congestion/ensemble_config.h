@@ -84,8 +84,8 @@ struct EnsembleConfig {
   RandomLoss random_loss = RandomLoss::veno;  // every domain (`none`: each member)
   // A delay-based bound on every domain's flight (congestion/queue_bound.h):
   // at most about one min RTT of standing queue where nothing is lost. Off
-  // here, so the simulator's experiments keep the papers' TCP; the gateway's
-  // config turns it on (`ensemble.queue_bound`, default true).
+  // until the bench shows it gains (issue 22); `ensemble.queue_bound: true`
+  // in the gateway's config, the tests set it themselves.
   bool queue_bound = false;
   JoinMode join = JoinMode::ack_clocked;
   ByteCount max_datagram_bytes = 1200;        // window arithmetic unit ("MSS")
