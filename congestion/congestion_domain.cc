@@ -122,6 +122,7 @@ bool CongestionDomain::restart_due(Instant now) const {
 }
 
 void CongestionDomain::restart_after_idle(Instant now) {
+  queue_bound_.reset();
   const ByteCount ssthresh = law_->ssthresh_bytes();
   const bool resumable = resume_after_idle_ && config_.resume.enabled &&
                          now - idle_since_ <= config_.resume.max_idle;
@@ -148,7 +149,7 @@ SendGate CongestionDomain::gate(Instant now, bool beyond_window) const {
   SendGate g;
   const ByteCount flight = sent_.bytes_in_flight();
   // A domain about to restart after idle is judged by the window it restarts with.
-  const ByteCount limit = restart_due(now) ? initial_window_bytes_ : law_->cwnd_bytes();
+  const ByteCount limit = restart_due(now) ? initial_window_bytes_ : window_bytes();
   const bool window = prr_ ? prr_->may_send() : flight + mss() <= limit;
   g.window_open = beyond_window || window || recovery_send_pending_ || probe_pending_;
   g.unheld = probe_pending_;
@@ -406,6 +407,10 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
     listener_->on_left_flight(p);
   }
   for (std::size_t i = first_lost; i < out.lost.size(); ++i) listener_->on_left_flight(out.lost[i]);
+  if (config_.queue_bound) {
+    queue_bound_.on_ack(result.rtt_sample, result.acked.back().sent_time, acked_bytes, rtt_.min_rtt(),
+                        prior_flight, law_->cwnd_bytes(), mss(), now);
+  }
   grow(result, growable_bytes, prior_flight, now);
   after_ack(result, acked_bytes);
   update_timer(now, /*new_data_acked=*/true);

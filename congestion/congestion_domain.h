@@ -64,6 +64,7 @@
 #include "congestion/packet.h"
 #include "congestion/path_state.h"
 #include "congestion/prr.h"
+#include "congestion/queue_bound.h"
 #include "congestion/rate_pacer.h"
 #include "congestion/recent_max_rtt.h"
 #include "congestion/rtt_estimator.h"
@@ -211,8 +212,13 @@ class CongestionDomain {
   const WindowLaw& law() const { return *law_; }
   WindowLaw& law() { return *law_; }
   const RttEstimator& rtt() const { return rtt_; }
+  const QueueBound& queue_bound() const { return queue_bound_; }
   const SentPackets& sent() const { return sent_; }
   ByteCount cwnd_bytes() const { return law_->cwnd_bytes(); }
+  // What the gate allows in flight: the law's window under the queue bound.
+  ByteCount window_bytes() const {
+    return config_.queue_bound ? queue_bound_.apply(law_->cwnd_bytes()) : law_->cwnd_bytes();
+  }
   ByteCount bytes_in_flight() const { return sent_.bytes_in_flight(); }
   bool idle() const { return sent_.empty(); }
   ByteCount initial_window_bytes() const { return initial_window_bytes_; }
@@ -260,6 +266,7 @@ class CongestionDomain {
   std::unique_ptr<WindowLaw> law_;
   RttEstimator rtt_;
   RecentMaxRtt recent_max_rtt_;  // random_loss: veno
+  QueueBound queue_bound_;       // the standing queue RTT shows and loss does not
   DeliveryRateSampler rate_sampler_;
   SentPackets sent_;
   Pacer pacer_;  // paces the unvalidated part of a careful resume

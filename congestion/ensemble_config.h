@@ -82,6 +82,11 @@ struct EnsembleConfig {
   bool send_one_on_recovery = false;
   Recovery recovery = Recovery::gate;  // every domain (`none`: each member)
   RandomLoss random_loss = RandomLoss::veno;  // every domain (`none`: each member)
+  // A delay-based bound on every domain's flight (congestion/queue_bound.h):
+  // at most about one min RTT of standing queue where nothing is lost. Off
+  // until the bench shows it gains (issue 22); `ensemble.queue_bound: true`
+  // in the gateway's config, the tests set it themselves.
+  bool queue_bound = false;
   JoinMode join = JoinMode::ack_clocked;
   ByteCount max_datagram_bytes = 1200;        // window arithmetic unit ("MSS")
   std::uint32_t initial_window_packets = 10;  // RFC 6928

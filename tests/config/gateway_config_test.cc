@@ -66,6 +66,7 @@ TEST_F(GatewayConfigTest, BranchDefaults) {
   EXPECT_EQ(c.endpoint.connection.ensemble.random_loss, congestion::RandomLoss::veno);
   EXPECT_EQ(c.endpoint.connection.ensemble.tail_probes, 2u);
   EXPECT_FALSE(c.endpoint.connection.ensemble.pacing.enabled);
+  EXPECT_FALSE(c.endpoint.connection.ensemble.queue_bound);  // opt-in until measured (issue 22)
   EXPECT_EQ(c.endpoint.connection.stream_receive_window_bytes, c.reloadable.limits.stream_buffer_bytes);
   EXPECT_GT(c.endpoint.connection.max_incoming_streams, c.reloadable.limits.connections_per_peer);
 }
@@ -75,7 +76,7 @@ TEST_F(GatewayConfigTest, HubWithSettings) {
       "h.yaml", hub("    allow: [\"10.2.0.0/16:80,443\", \"[2001:db8::]/32\"]\n") +
                     "ensemble: {coupling: n_flows, window_law: cubic, initial_window_packets: 4,\n"
                     "           slow_start: hystart, recovery: prr, random_loss: congestion,\n"
-                    "           tail_probes: 0, pacing: true}\n"
+                    "           tail_probes: 0, pacing: true, queue_bound: true}\n"
                     "scheduler:\n  policy: preempt\n  tickets: {html: 20, bulk: 2}\n  preempt_class: script\n"
                     "limits: {connect_timeout_ms: 2000, connections_per_peer: 100}\n"
                     "temporal_cache: {file: /tmp/x, lifetime_s: 60, capacity: 10, aging: halve_per_idle_rto}\n"));
@@ -93,6 +94,7 @@ TEST_F(GatewayConfigTest, HubWithSettings) {
   EXPECT_EQ(c.endpoint.connection.ensemble.random_loss, congestion::RandomLoss::congestion);
   EXPECT_EQ(c.endpoint.connection.ensemble.tail_probes, 0u);
   EXPECT_TRUE(c.endpoint.connection.ensemble.pacing.enabled);
+  EXPECT_TRUE(c.endpoint.connection.ensemble.queue_bound);
   EXPECT_EQ(c.reloadable.scheduler.policy, congestion::SchedulingPolicy::preempt);
   EXPECT_EQ(c.reloadable.scheduler.class_tickets[0], 20u);
   EXPECT_EQ(c.reloadable.scheduler.class_tickets[1], 6u);  // untouched default
