@@ -14,35 +14,38 @@
 // four scripts with one image.
 //
 // Variants: "direct" (CouplingMode::none, fair: every stream its own
-// controller, the stand-in for direct TCP), the gateway's defaults
-// (single ensemble, content tickets 12/6/3/1) and preempt.
+// controller, the stand-in for direct TCP), the gateway's defaults (single
+// ensemble, class shares 12/6/3/1, html and script first within
+// render_blocking_cap 95 %), "shares" (class shares alone, cap 0), "cap90"
+// and preempt (html strictly first, script within the cap).
 //
 // CSS+JS time: from the root's request to the last byte of the last
 // stylesheet or script. Its bound: the root alone (RTT + its bytes), then one
 // RTT for the requests plus the CSS and JS bytes at the link rate (what a
-// perfect scheduler achieves: bench/lab/bounds.py's page()), both at the
+// perfect scheduler achieves: bench/lab/bounds.py's css_js()), both at the
 // wire's bytes per payload byte.
 //
 // Measured (deterministic), mean CSS+JS time / bound over the shapes:
-//                        scripts in head   scripts late   page (mean)
-//   direct                    1.711x          2.192x        897 ms
-//   defaults, per stream      1.359x          1.995x        740 ms   (E-TCP tickets, before)
-//   defaults, class shares    1.440x          2.006x        746 ms   (issue 21 item 4)
-//   preempt,  per stream      1.364x          2.029x        746 ms
-//   preempt,  class shares    1.567x          1.994x        746 ms
-//   with the ensemble's join share from share() (stride-ensemble-share.patch):
-//   defaults                  1.473x          1.975x        743 ms
-//   preempt                   1.696x          2.025x        747 ms
-// Scripts with near-strict precedence (tickets html 1000, script 500, image 1)
-// reach ~1.31x on the first shape: from a cold window (IW 10) slow start keeps
-// these pages above 1.2x whatever the order. Class shares give four scripts
-// beside one image 6/9 of the link where per-stream tickets gave 24/27, and
-// the ensemble's joins (a new stream's slots released ahead of the
-// scheduler, by per-stream tickets) undo the gain in the five-images case;
-// /work/notes/stride-docs.md has the analysis.
-// Asserted: on average never later than direct (CSS+JS and page), and a
-// guard on the defaults' ratio. Per shape the defaults are later than direct once
-// (shape 15, 537 vs 524 ms; 530 ms before).
+//                              scripts in head   scripts late   page (mean)
+//   direct                          1.711x          2.192x        897 ms
+//   before (7ebda40: per-stream tickets, joins ahead of pick())
+//     defaults                      1.359x          1.995x        740 ms
+//     preempt                       1.364x          2.029x        746 ms
+//   class shares alone (cap 0)      1.389x          2.062x        739 ms
+//   defaults (cap 95 %)             1.282x          2.030x        742 ms
+//   cap 90 %                        1.299x          2.037x        749 ms
+//   preempt                         1.263x          2.023x        745 ms
+// With the scripts in the head the defaults gain 5.7 %; what remains above
+// 1.2x is slow start from IW 10 (near-strict precedence, cap 100 %, reaches
+// 1.264x): the root and the first CSS+JS arrive while the window still grows.
+// With the scripts late (requested after ten images, once a connection is
+// free) the images' packets are already in the bottleneck queue when a
+// script opens (nothing is backlogged in the gateway to overtake): the
+// scheduler cannot help there; per shape the defaults are later than direct
+// once (shape 14, 549 vs 533 ms; 526 ms before).
+// Asserted: on average never later than direct (CSS+JS and page), and the
+// defaults' head shapes within 1.30x (1.359x before) and ahead of class
+// shares alone.
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -235,12 +238,13 @@ const std::vector<PageRun>& runs() {
 TEST(ScenarioModernPage, RenderBlockingCssJsOnAverageNotBehindDirect) {
   const auto& all = runs();
   for (const PageRun& r : all) EXPECT_TRUE(r.complete) << r.name << " " << r.shape;
-  for (const char* gateway : {"defaults", "preempt"}) {
+  for (const char* gateway : {"defaults", "shares", "preempt"}) {
     SCOPED_TRACE(gateway);
     EXPECT_LE(mean_ratio(all, gateway), mean_ratio(all, "direct"));
     EXPECT_LE(mean_page_s(all, gateway), mean_page_s(all, "direct"));
   }
-  EXPECT_LE(mean_ratio(all, "defaults"), 1.8);  // 1.72x measured
+  EXPECT_LE(mean_ratio(all, "defaults", 0, 8), 1.30);  // 1.282x measured, 1.359x before
+  EXPECT_LT(mean_ratio(all, "defaults", 0, 8), mean_ratio(all, "shares", 0, 8));
 }
 
 }  // namespace
