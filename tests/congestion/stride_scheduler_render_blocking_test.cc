@@ -114,5 +114,30 @@ TEST(StrideSchedulerRenderBlocking, ACapChangeByReloadTakesEffect) {
   EXPECT_NEAR(sent[1], 900, 20);
 }
 
+TEST(StrideSchedulerRenderBlocking, PrecedenceShareIsWhatAJoinerGetsAhead) {
+  StrideScheduler s(cap(90));
+  s.add(1, ContentClass::script);
+  for (MemberId id = 2; id <= 6; ++id) s.add(id, ContentClass::image);
+  auto share = s.precedence_share(1);
+  ASSERT_TRUE(share);
+  EXPECT_EQ(share->numerator, 9u);  // the cap, not 6 / (6 + 5 x 3)
+  EXPECT_EQ(share->denominator, 10u);
+  EXPECT_FALSE(s.precedence_share(2));  // images take turns by tickets
+  s.add(7, ContentClass::html);  // html 12 : script 6 of the cap
+  share = s.precedence_share(1);
+  ASSERT_TRUE(share);
+  EXPECT_EQ(share->numerator * 10, share->denominator * 3);  // 90 % x 6 / 18
+  for (MemberId id = 2; id <= 6; ++id) s.set_ready(id, false);
+  EXPECT_FALSE(s.precedence_share(1));  // nobody below waits: by tickets
+  StrideScheduler off(cap(0));
+  off.add(1, ContentClass::script);
+  off.add(2, ContentClass::image);
+  EXPECT_FALSE(off.precedence_share(1));
+  off.add(3, ContentClass::realtime);  // a call below its cap: realtime_cap
+  share = off.precedence_share(3);
+  ASSERT_TRUE(share);
+  EXPECT_EQ(share->numerator * 100, share->denominator * 30);
+}
+
 }  // namespace
 }  // namespace egw::congestion
