@@ -315,7 +315,8 @@ class Loader {
     congestion::SchedulerConfig c;
     if (!n) return c;
     const std::string s = "scheduler";
-    r_.only_keys(n, s, {"policy", "tickets", "preempt_class", "realtime_cap", "peer_knows_categories"});
+    r_.only_keys(n, s, {"policy", "tickets", "preempt_class", "realtime_cap", "render_blocking_cap",
+                        "peer_knows_categories"});
     const std::string policy = r_.string_or(n, "policy", s + ".policy", "content");
     if (policy == "content") c.policy = congestion::SchedulingPolicy::content;
     else if (policy == "fair") c.policy = congestion::SchedulingPolicy::fair;
@@ -342,6 +343,9 @@ class Loader {
       c.preempt_class = *cls;
     }
     if (const YAML::Node cap = n["realtime_cap"]) c.realtime_cap_percent = percent(cap, s + ".realtime_cap");
+    if (const YAML::Node cap = n["render_blocking_cap"]) {
+      c.render_blocking_cap_percent = percent(cap, s + ".render_blocking_cap");
+    }
     return c;
   }
 

@@ -218,7 +218,11 @@ void Ensemble::Impl::on_join(MemberId id, Instant now) {
   // Nobody else is sending stream data: the newcomer just starts with the
   // window (a PING or MAX_DATA in flight is no flow to join behind).
   if (members_bytes_in_flight <= members.at(id).bytes_in_flight) return;
-  joins.start(id, *shared, scheduler.tickets(id), active_tickets, now);
+  // One that goes ahead of the others (a call, render-blocking CSS and JS)
+  // joins with the part it gets ahead of them, not by its tickets.
+  const auto ahead = scheduler.precedence_share(id);
+  joins.start(id, *shared, ahead ? ahead->numerator : scheduler.tickets(id),
+              ahead ? ahead->denominator : active_tickets, now);
 }
 
 void Ensemble::Impl::drop_retired_domains() {
@@ -305,26 +309,24 @@ const CongestionDomain& Ensemble::Impl::reference_domain() const {
 
 std::optional<MemberId> Ensemble::Impl::pick_joiner(Instant now) const {
   // Seed 003 Algorithm 1: a slot released by the others' acks goes to the
-  // joiner. Under preempt (E-TCP HTML-pre) it never overtakes a sendable
-  // member of the preempting class, nor, below its cap, a realtime one: a
-  // join shares the window, it does not buy precedence.
-  const SchedulerConfig& sc = config.scheduler;
-  std::optional<ContentClass> preempting;  // the class of a sendable member that goes first
-  const bool realtime_first = scheduler.realtime_ready() && scheduler.realtime_below_cap();
-  if (sc.policy == SchedulingPolicy::preempt || realtime_first) {
-    const auto top = scheduler.pick([&](MemberId id) { return !join_of(id); });
-    if (top && gate(*top, now).open()) {
-      const ContentClass cls = members.at(*top).cls;
-      if ((realtime_first && cls == ContentClass::realtime) ||
-          (sc.policy == SchedulingPolicy::preempt && cls == sc.preempt_class)) {
-        preempting = cls;
-      }
-    }
+  // joiner, in its class's turn: under content and preempt the scheduler's
+  // best sendable member (joiners included) must be of its class, else the
+  // slot stays in the window for that one (pick_sender's fall-through). A
+  // join shares the window, it buys no precedence: an image that opens
+  // while a script runs does not overtake it (issue 21 item 4).
+  std::optional<ContentClass> due;
+  if (has_realtime_precedence(config.scheduler.policy)) {
+    const auto top = scheduler.pick([&](MemberId id) {
+      const JoinState* j = join_of(id);
+      return members.at(id).backlogged && gate(id, now).open() && (!j || j->released(now));
+    });
+    if (!top) return std::nullopt;
+    due = members.at(*top).cls;
   }
   for (const auto& [id, j] : joins.all()) {
     const MemberState& ms = members.at(id);
     if (!ms.backlogged || !gate(id, now).open()) continue;
-    if (preempting && ms.cls != *preempting) continue;
+    if (due && ms.cls != *due) continue;
     if (!j.released(now)) continue;
     return id;
   }

@@ -1,10 +1,88 @@
 #include "congestion/stride_scheduler.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace egw::congestion {
 
-StrideScheduler::StrideScheduler(const SchedulerConfig& config) : config_(config) {}
+// ------------------------------------------------------------------ heap
+
+template <class Where>
+void StrideScheduler::Heap::push(const Slot& slot, Where where) {
+  slots.push_back(slot);
+  where(slot.owner) = slots.size() - 1;
+  sift_up(slots.size() - 1, where);
+}
+
+template <class Where>
+void StrideScheduler::Heap::erase(std::size_t index, Where where) {
+  where(slots[index].owner) = kNotReady;
+  const Slot last = slots.back();
+  slots.pop_back();
+  if (index == slots.size()) return;  // it was the last slot
+  update(index, last, where);
+}
+
+template <class Where>
+void StrideScheduler::Heap::update(std::size_t index, const Slot& slot, Where where) {
+  slots[index] = slot;
+  where(slot.owner) = index;
+  if (index > 0 && slots[index] < slots[(index - 1) / 2]) {
+    sift_up(index, where);
+  } else {
+    sift_down(index, where);
+  }
+}
+
+template <class Where>
+void StrideScheduler::Heap::sift_up(std::size_t index, Where where) {
+  const Slot moving = slots[index];
+  while (index > 0) {
+    const std::size_t parent = (index - 1) / 2;
+    if (!(moving < slots[parent])) break;
+    slots[index] = slots[parent];
+    where(slots[index].owner) = index;
+    index = parent;
+  }
+  slots[index] = moving;
+  where(moving.owner) = index;
+}
+
+template <class Where>
+void StrideScheduler::Heap::sift_down(std::size_t index, Where where) {
+  const Slot moving = slots[index];
+  const std::size_t n = slots.size();
+  while (true) {
+    std::size_t best = index;
+    const Slot* best_slot = &moving;
+    for (std::size_t child : {2 * index + 1, 2 * index + 2}) {
+      if (child < n && slots[child] < *best_slot) {
+        best = child;
+        best_slot = &slots[child];
+      }
+    }
+    if (best == index) break;
+    slots[index] = slots[best];
+    where(slots[index].owner) = index;
+    index = best;
+  }
+  slots[index] = moving;
+  where(moving.owner) = index;
+}
+
+// ------------------------------------------------------------------ policy
+
+StrideScheduler::StrideScheduler(const SchedulerConfig& config) : config_(config) {
+  for (std::size_t g = 0; g < kGroupCount; ++g) groups_[g].tickets = group_tickets(g);
+}
+
+bool StrideScheduler::flat() const {
+  return config_.policy == SchedulingPolicy::fair || config_.policy == SchedulingPolicy::decay;
+}
+
+std::uint8_t StrideScheduler::group_of(ContentClass cls) const {
+  return flat() ? 0 : static_cast<std::uint8_t>(cls);
+}
 
 std::uint32_t StrideScheduler::tickets_for(const Member& m) const {
   std::uint32_t t = 1;
@@ -28,32 +106,54 @@ std::uint32_t StrideScheduler::tickets_for(const Member& m) const {
   return std::max<std::uint32_t>(t, 1);
 }
 
-std::uint64_t StrideScheduler::stride_for(const Member& m) const {
-  return std::max<std::uint64_t>(kStride1 / tickets_for(m), 1);
+std::uint32_t StrideScheduler::weight_for(const Member& m) const {
+  // Classed policies split a class's share evenly; flat ones rank members
+  // by their own tickets.
+  return flat() ? tickets_for(m) : 1;
 }
 
-std::uint8_t StrideScheduler::heap_for(const Member& m) const {
-  return has_realtime_precedence(config_.policy) && m.cls == ContentClass::realtime ? kRealtimeHeap : kOtherHeap;
+std::uint32_t StrideScheduler::group_tickets(std::size_t group) const {
+  if (flat()) return 1;
+  return std::max<std::uint32_t>(config_.class_tickets[group], 1);
 }
 
-std::uint64_t StrideScheduler::effective_pass(const Member& m) const {
-  return std::max(m.pass, virtual_pass_[m.heap]);
+std::uint64_t StrideScheduler::stride(std::uint32_t tickets) {
+  return std::max<std::uint64_t>(kStride1 / std::max<std::uint32_t>(tickets, 1), 1);
 }
 
-int StrideScheduler::precedence(const Member& m) const {
-  return config_.policy == SchedulingPolicy::preempt && m.cls == config_.preempt_class ? 0 : 1;
+int StrideScheduler::precedence(std::size_t group) const {
+  if (config_.policy == SchedulingPolicy::preempt &&
+      group == static_cast<std::size_t>(config_.preempt_class)) {
+    return 0;
+  }
+  return render_blocking(group) && render_blocking_credit_ >= 0 ? 1 : 2;
 }
 
-void StrideScheduler::rescale(Member& m, std::uint64_t old_stride) {
-  const std::uint64_t new_stride = stride_for(m);
-  const std::uint64_t vt = virtual_pass_[m.heap];
-  if (m.pass <= vt || new_stride == old_stride) return;
+bool StrideScheduler::render_blocking(std::size_t group) const {
+  return has_realtime_precedence(config_.policy) && config_.render_blocking_cap_percent > 0 &&
+         (group == static_cast<std::size_t>(ContentClass::html) ||
+          group == static_cast<std::size_t>(ContentClass::script));
+}
+
+bool StrideScheduler::separate(std::size_t group) const {
+  return group == kRealtimeGroup && has_realtime_precedence(config_.policy);
+}
+
+std::uint64_t StrideScheduler::rescaled_ahead(std::uint64_t pass, std::uint64_t clock,
+                                              std::uint32_t old_tickets,
+                                              std::uint32_t new_tickets) {
+  if (pass <= clock) return 0;
+  const std::uint64_t old_stride = stride(old_tickets);
+  const std::uint64_t new_stride = stride(new_tickets);
+  if (old_stride == new_stride) return pass - clock;
   // 128-bit product: a pass far ahead (many charges) times a stride of 2^20.
-  const unsigned __int128 ahead = m.pass - vt;
-  const unsigned __int128 scaled = ahead * new_stride / old_stride;
-  const std::uint64_t cap = ~std::uint64_t{0} - vt;
-  m.pass = vt + static_cast<std::uint64_t>(std::min<unsigned __int128>(scaled, cap));
+  const unsigned __int128 scaled =
+      static_cast<unsigned __int128>(pass - clock) * new_stride / old_stride;
+  return static_cast<std::uint64_t>(
+      std::min<unsigned __int128>(scaled, ~std::uint64_t{0} - clock));
 }
+
+// ------------------------------------------------------------------ members
 
 StrideScheduler::Member* StrideScheduler::find(MemberId id, std::uint32_t* index) {
   auto it = index_.find(id);
@@ -67,27 +167,103 @@ const StrideScheduler::Member* StrideScheduler::find(MemberId id) const {
   return it == index_.end() ? nullptr : &pool_[it->second];
 }
 
-void StrideScheduler::refresh(MemberId id, std::uint32_t index, Member& m) {
-  const std::uint32_t t = tickets_for(m);
-  total_tickets_ = total_tickets_ - m.tickets + t;
-  if (m.heap_index != kNotReady) {
-    ready_tickets_ = ready_tickets_ - m.tickets + t;
-    heaps_[m.heap][m.heap_index] = Slot{precedence(m), m.pass, id, index};
-    heap_update(m.heap, m.heap_index);
-  }
-  m.tickets = t;
+void StrideScheduler::join_group(Member& m) {
+  Group& g = groups_[m.group];
+  if (g.members++ == 0) member_group_tickets_ += g.tickets;
+  g.weight += m.weight;
+  total_tickets_ += m.tickets;
+  recount(m);
 }
 
-void StrideScheduler::rehome(MemberId id, std::uint32_t index, Member& m) {
-  const std::uint8_t heap = heap_for(m);
-  if (heap == m.heap) return;
-  const bool was_ready = m.heap_index != kNotReady;
-  heap_erase(m);
-  // Passes on the two clocks are not comparable: it starts level with its
-  // new heap's virtual time (no credit, no debt).
-  m.heap = heap;
-  m.pass = virtual_pass_[heap];
-  if (was_ready) heap_push(id, index, m);
+void StrideScheduler::leave_group(Member& m) {
+  make_unready(m);
+  m.active = false;
+  recount(m);
+  Group& g = groups_[m.group];
+  if (--g.members == 0) member_group_tickets_ -= g.tickets;
+  g.weight -= m.weight;
+  total_tickets_ -= m.tickets;
+}
+
+void StrideScheduler::make_ready(MemberId id, std::uint32_t index, Member& m) {
+  if (m.heap_index != kNotReady) return;
+  Group& g = groups_[m.group];
+  m.pass = std::max(m.pass, g.virtual_pass);  // no credit for the time it had nothing to send
+  g.ready.push(Slot{1, m.pass, id, index},
+               [this](std::uint32_t i) -> std::size_t& { return pool_[i].heap_index; });
+  ready_tickets_ += m.tickets;
+  ++ready_members_;
+  recount(m);
+  group_changed(m.group);
+}
+
+void StrideScheduler::make_unready(Member& m) {
+  if (m.heap_index == kNotReady) return;
+  Group& g = groups_[m.group];
+  g.ready.erase(m.heap_index,
+                [this](std::uint32_t i) -> std::size_t& { return pool_[i].heap_index; });
+  ready_tickets_ -= m.tickets;
+  --ready_members_;
+  recount(m);
+  group_changed(m.group);
+}
+
+void StrideScheduler::recount(Member& m) {
+  const bool counted = m.active || m.heap_index != kNotReady;
+  if (counted == m.counted) return;
+  m.counted = counted;
+  Group& g = groups_[m.group];
+  if (counted) {
+    if (g.counted++ == 0) counted_group_tickets_ += g.tickets;
+    g.counted_weight += m.weight;
+  } else {
+    if (--g.counted == 0) counted_group_tickets_ -= g.tickets;
+    g.counted_weight -= m.weight;
+  }
+}
+
+void StrideScheduler::set_active(MemberId id, bool active) {
+  Member* m = find(id);
+  if (!m) return;
+  m->active = active;
+  recount(*m);
+}
+
+void StrideScheduler::refresh(MemberId id, std::uint32_t index, Member& m) {
+  const std::uint32_t t = tickets_for(m);
+  const std::uint32_t w = weight_for(m);
+  Group& g = groups_[m.group];
+  total_tickets_ = total_tickets_ - m.tickets + t;
+  g.weight = g.weight - m.weight + w;
+  if (m.counted) g.counted_weight = g.counted_weight - m.weight + w;
+  if (m.heap_index != kNotReady) {
+    ready_tickets_ = ready_tickets_ - m.tickets + t;
+    g.ready.update(m.heap_index, Slot{1, m.pass, id, index},
+                   [this](std::uint32_t i) -> std::size_t& { return pool_[i].heap_index; });
+  }
+  m.tickets = t;
+  m.weight = w;
+}
+
+void StrideScheduler::group_changed(std::size_t group) {
+  Group& g = groups_[group];
+  auto where = [this](std::uint32_t i) -> std::size_t& { return groups_[i].heap_index; };
+  if (g.ready.slots.empty() || separate(group)) {
+    if (g.heap_index == kNotReady) return;
+    classes_.erase(g.heap_index, where);
+    return;
+  }
+  if (g.heap_index == kNotReady) {
+    g.pass = std::max(g.pass, virtual_pass_);  // a class that wakes up gets no credit either
+    classes_.push(Slot{precedence(group), g.pass, g.ready.slots.front().id,
+                       static_cast<std::uint32_t>(group)},
+                  where);
+    return;
+  }
+  classes_.update(g.heap_index,
+                  Slot{precedence(group), g.pass, g.ready.slots.front().id,
+                       static_cast<std::uint32_t>(group)},
+                  where);
 }
 
 void StrideScheduler::add(MemberId id, ContentClass cls) {
@@ -102,23 +278,23 @@ void StrideScheduler::add(MemberId id, ContentClass cls) {
   } else {
     pool_.emplace_back();
   }
-  // Starts level with the virtual time: no credit for the time before it existed.
   Member& m = pool_[index];
-  m = Member{cls, kOtherHeap, 0, 0, 0, kNotReady};
-  m.heap = heap_for(m);
-  m.pass = virtual_pass_[m.heap];
+  m = Member{};
+  m.cls = cls;
+  m.group = group_of(cls);
+  // Starts level with its class's clock: no credit for the time before it existed.
+  m.pass = groups_[m.group].virtual_pass;
   m.tickets = tickets_for(m);
-  total_tickets_ += m.tickets;
+  m.weight = weight_for(m);
   index_.emplace(id, index);
-  heap_push(id, index, m);
+  join_group(m);
+  make_ready(id, index, m);
 }
 
 void StrideScheduler::remove(MemberId id) {
   auto it = index_.find(id);
   if (it == index_.end()) return;
-  Member& m = pool_[it->second];
-  heap_erase(m);
-  total_tickets_ -= m.tickets;
+  leave_group(pool_[it->second]);
   free_slots_.push_back(it->second);
   index_.erase(it);
 }
@@ -126,13 +302,12 @@ void StrideScheduler::remove(MemberId id) {
 void StrideScheduler::set_ready(MemberId id, bool ready) {
   std::uint32_t index = 0;
   Member* m = find(id, &index);
-  if (!m || ready == (m->heap_index != kNotReady)) return;
-  if (!ready) {
-    heap_erase(*m);
-    return;
+  if (!m) return;
+  if (ready) {
+    make_ready(id, index, *m);
+  } else {
+    make_unready(*m);
   }
-  m->pass = effective_pass(*m);  // no credit for the time it had nothing to send
-  heap_push(id, index, *m);
 }
 
 bool StrideScheduler::ready(MemberId id) const {
@@ -144,70 +319,129 @@ void StrideScheduler::set_class(MemberId id, ContentClass cls) {
   std::uint32_t index = 0;
   Member* m = find(id, &index);
   if (!m || m->cls == cls) return;
-  const std::uint64_t old_stride = stride_for(*m);
+  const std::uint8_t group = group_of(cls);
+  if (group == m->group) {  // flat policies: only the public tickets may change
+    m->cls = cls;
+    refresh(id, index, *m);
+    return;
+  }
+  const bool was_ready = m->heap_index != kNotReady;
+  const bool was_active = m->active;
+  const std::uint32_t old_weight = m->weight;
+  const std::uint64_t old_clock = groups_[m->group].virtual_pass;
+  leave_group(*m);
   m->cls = cls;
-  rescale(*m, old_stride);
-  rehome(id, index, *m);
-  refresh(id, index, *m);
+  m->group = group;
+  m->tickets = tickets_for(*m);
+  m->weight = weight_for(*m);
+  // Its debt within the old class follows it; the new class is charged from
+  // its own pass, level with the others once it wakes up (group_changed).
+  m->pass = groups_[group].virtual_pass +
+            rescaled_ahead(m->pass, old_clock, old_weight, m->weight);
+  m->active = was_active;
+  join_group(*m);
+  if (was_ready) make_ready(id, index, *m);
 }
 
 void StrideScheduler::set_config(const SchedulerConfig& config) {
-  // An admin reload: O(members) is fine here, never per packet.
-  std::vector<std::uint64_t> old_strides(pool_.size(), 0);
-  for (const auto& [id, index] : index_) old_strides[index] = stride_for(pool_[index]);
-  config_ = config;
+  // An admin reload: O(members log members) is fine here, never per packet.
+  const bool was_flat = flat();
+  std::array<std::uint32_t, kGroupCount> old_group_tickets{};
+  for (std::size_t g = 0; g < kGroupCount; ++g) old_group_tickets[g] = groups_[g].tickets;
+  std::vector<std::uint64_t> ahead(pool_.size(), 0);
+  std::vector<bool> was_ready(pool_.size(), false);
+  std::vector<bool> was_active(pool_.size(), false);
+  std::vector<std::uint32_t> old_weight(pool_.size(), 1);
   for (const auto& [id, index] : index_) {
-    rescale(pool_[index], old_strides[index]);
-    rehome(id, index, pool_[index]);
-    refresh(id, index, pool_[index]);
+    Member& m = pool_[index];
+    was_ready[index] = m.heap_index != kNotReady;
+    was_active[index] = m.active;
+    old_weight[index] = m.weight;
+    ahead[index] = m.pass > groups_[m.group].virtual_pass ? m.pass - groups_[m.group].virtual_pass : 0;
+    leave_group(m);
+  }
+  config_ = config;
+  for (std::size_t g = 0; g < kGroupCount; ++g) {
+    Group& group = groups_[g];
+    group.tickets = group_tickets(g);
+    group.pass = was_flat == flat()
+                     ? virtual_pass_ + rescaled_ahead(group.pass, virtual_pass_,
+                                                      old_group_tickets[g], group.tickets)
+                     : virtual_pass_;  // regrouped: every class starts level
+  }
+  for (const auto& [id, index] : index_) {
+    Member& m = pool_[index];
+    m.group = group_of(m.cls);
+    m.tickets = tickets_for(m);
+    m.weight = weight_for(m);
+    m.pass = groups_[m.group].virtual_pass +
+             rescaled_ahead(ahead[index], 0, old_weight[index], m.weight);
+    m.active = was_active[index];
+    join_group(m);
+    if (was_ready[index]) make_ready(id, index, m);
   }
 }
+
+// ------------------------------------------------------------------ picking
 
 bool StrideScheduler::realtime_below_cap() const {
   // Its share so far is within the cap (it may pass it by one packet).
   return realtime_credit_ >= 0;
 }
 
+bool StrideScheduler::realtime_ready() const {
+  return separate(kRealtimeGroup) && !groups_[kRealtimeGroup].ready.slots.empty();
+}
+
 std::optional<MemberId> StrideScheduler::pick() const {
-  const auto& realtime = heaps_[kRealtimeHeap];
-  const auto& other = heaps_[kOtherHeap];
-  if (!realtime.empty() && (other.empty() || realtime_below_cap())) return realtime.front().id;
-  if (!other.empty()) return other.front().id;
+  const bool others = !classes_.slots.empty();
+  if (realtime_ready() && (!others || realtime_below_cap())) {
+    return groups_[kRealtimeGroup].ready.slots.front().id;
+  }
+  if (others) return classes_.slots.front().id;  // the top class's top member
   return std::nullopt;
 }
 
 std::optional<MemberId> StrideScheduler::pick(
     const std::function<bool(MemberId)>& eligible) const {
-  // Realtime first while below its cap; otherwise only when nobody else
-  // can send (work conserving: the cap protects others, not the link).
-  const bool realtime_first = realtime_below_cap();
-  const std::uint8_t first = realtime_first ? kRealtimeHeap : kOtherHeap;
-  if (auto id = search(first, eligible)) return id;
-  return search(realtime_first ? kOtherHeap : kRealtimeHeap, eligible);
-}
-
-std::optional<MemberId> StrideScheduler::search(std::uint8_t h,
-                                                const std::function<bool(MemberId)>& eligible) const {
-  // Best-first walk of the heap: a frontier of heap indexes ordered by key;
-  // a node's children can only be worse than the node itself.
-  const auto& heap = heaps_[h];
-  search_.clear();
-  auto worse = [&](std::size_t a, std::size_t b) { return heap[b] < heap[a]; };
-  auto push = [&](std::size_t i) {
-    if (i >= heap.size()) return;
-    search_.push_back(i);
-    std::push_heap(search_.begin(), search_.end(), worse);
+  // Best-first walks of the heaps: a frontier of heap indexes ordered by key;
+  // a node's children can only be worse than the node itself. Classes in
+  // order, and within each class its members in order. Realtime first while
+  // below its cap; otherwise only when nobody else can send (work
+  // conserving: the cap protects others, not the link).
+  auto walk = [](const std::vector<Slot>& heap, std::vector<std::size_t>& frontier,
+                 auto&& visit) -> bool {
+    frontier.clear();
+    auto worse = [&](std::size_t a, std::size_t b) { return heap[b] < heap[a]; };
+    auto push = [&](std::size_t i) {
+      if (i >= heap.size()) return;
+      frontier.push_back(i);
+      std::push_heap(frontier.begin(), frontier.end(), worse);
+    };
+    push(0);
+    while (!frontier.empty()) {
+      std::pop_heap(frontier.begin(), frontier.end(), worse);
+      const std::size_t i = frontier.back();
+      frontier.pop_back();
+      if (visit(heap[i])) return true;
+      push(2 * i + 1);
+      push(2 * i + 2);
+    }
+    return false;
   };
-  push(0);
-  while (!search_.empty()) {
-    std::pop_heap(search_.begin(), search_.end(), worse);
-    const std::size_t i = search_.back();
-    search_.pop_back();
-    if (eligible(heap[i].id)) return heap[i].id;
-    push(2 * i + 1);
-    push(2 * i + 2);
-  }
-  return std::nullopt;
+  std::optional<MemberId> found;
+  auto members = [&](std::size_t group) {
+    return walk(groups_[group].ready.slots, member_search_, [&](const Slot& member) {
+      if (!eligible(member.id)) return false;
+      found = member.id;
+      return true;
+    });
+  };
+  const bool realtime = realtime_ready();
+  if (realtime && realtime_below_cap() && members(kRealtimeGroup)) return found;
+  walk(classes_.slots, class_search_, [&](const Slot& cls) { return members(cls.owner); });
+  if (!found && realtime && !realtime_below_cap()) members(kRealtimeGroup);
+  return found;
 }
 
 void StrideScheduler::on_sent(MemberId id) { charge(id, true); }
@@ -216,13 +450,44 @@ void StrideScheduler::on_sent_unscheduled(MemberId id) { charge(id, false); }
 
 void StrideScheduler::charge_realtime_share(const Member& m) {
   if (!has_realtime_precedence(config_.policy)) return;
-  const bool realtime = m.heap == kRealtimeHeap;
+  const bool realtime = m.group == kRealtimeGroup;
   // A realtime packet sent while nobody else waits takes nothing from anyone.
-  if (realtime && heaps_[kOtherHeap].empty()) return;
+  if (realtime && classes_.slots.empty()) return;
   constexpr std::int64_t kBound = 100 * kRealtimeBurstPackets;
   realtime_credit_ += config_.realtime_cap_percent;
   if (realtime) realtime_credit_ -= 100;
   realtime_credit_ = std::clamp(realtime_credit_, -kBound, kBound);
+}
+
+bool StrideScheduler::render_blocking_others_wait() const {
+  // A ready class below the render-blocking ones (not realtime, not preempting).
+  for (std::size_t g = 0; g < kGroupCount; ++g) {
+    if (!render_blocking(g) && !separate(g) && precedence(g) == 2 && !groups_[g].ready.slots.empty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void StrideScheduler::charge_render_blocking_share(const Member& m) {
+  // Realtime and the preempt class have their own precedence: neither pays
+  // nor earns here.
+  if (!has_realtime_precedence(config_.policy) || config_.render_blocking_cap_percent == 0 ||
+      separate(m.group) || precedence(m.group) == 0) {
+    return;
+  }
+  const bool blocking = render_blocking(m.group);
+  // A render-blocking packet sent while no other class waits takes nothing from anyone.
+  if (blocking && !render_blocking_others_wait()) return;
+  const bool was_first = render_blocking_credit_ >= 0;
+  constexpr std::int64_t kBound = 100 * kRealtimeBurstPackets;
+  render_blocking_credit_ += config_.render_blocking_cap_percent;
+  if (blocking) render_blocking_credit_ -= 100;
+  render_blocking_credit_ = std::clamp(render_blocking_credit_, -kBound, kBound);
+  if (was_first == (render_blocking_credit_ >= 0)) return;
+  for (ContentClass cls : {ContentClass::html, ContentClass::script}) {
+    group_changed(static_cast<std::size_t>(cls));  // re-keyed: precedence 1 <-> 2
+  }
 }
 
 void StrideScheduler::charge(MemberId id, bool in_turn) {
@@ -230,89 +495,85 @@ void StrideScheduler::charge(MemberId id, bool in_turn) {
   Member* m = find(id, &index);
   if (!m) return;
   charge_realtime_share(*m);
-  const std::uint64_t start = effective_pass(*m);
-  // The packet in service defines the virtual time (SFQ); monotone. An out of
-  // turn packet is not "in service" on the schedule: it leaves it alone.
-  if (in_turn) virtual_pass_[m->heap] = std::max(virtual_pass_[m->heap], start);
-  m->pass = start + stride_for(*m);
+  charge_render_blocking_share(*m);
+  Group& g = groups_[m->group];
+  const std::uint64_t member_start = std::max(m->pass, g.virtual_pass);
+  // The packet in service defines each level's virtual time (SFQ); monotone.
+  // An out of turn packet is not "in service" on the schedule: it leaves them
+  // alone. Realtime jumps the classes' turns: it never moves their clock.
+  if (!separate(m->group)) {
+    const std::uint64_t class_start = std::max(g.pass, virtual_pass_);
+    if (in_turn) virtual_pass_ = std::max(virtual_pass_, class_start);
+    g.pass = class_start + stride(g.tickets);
+  }
+  if (in_turn) g.virtual_pass = std::max(g.virtual_pass, member_start);
+  m->pass = member_start + stride(m->weight);
   ++m->packets_sent;  // decay: the new tickets apply from the next charge
   refresh(id, index, *m);
+  group_changed(m->group);
 }
+
+// ------------------------------------------------------------------ figures
 
 std::uint32_t StrideScheduler::tickets(MemberId id) const {
   const Member* m = find(id);
   return m ? m->tickets : 0;
 }
 
+namespace {
+
+ScheduleShare lowest_terms(std::uint64_t num, std::uint64_t den) {
+  if (den == 0) return {};
+  const std::uint64_t d = std::gcd(num, den);
+  return d == 0 ? ScheduleShare{} : ScheduleShare{num / d, den / d};
+}
+
+}  // namespace
+
+ScheduleShare StrideScheduler::share(MemberId id) const {
+  const Member* m = find(id);
+  if (!m) return {};
+  const Group& g = groups_[m->group];
+  const std::uint64_t classes = counted_group_tickets_ + (g.counted == 0 ? g.tickets : 0);
+  const std::uint64_t members = g.counted_weight + (m->counted ? 0 : m->weight);
+  const ScheduleShare a = lowest_terms(g.tickets, classes);
+  const ScheduleShare b = lowest_terms(m->weight, members);
+  return lowest_terms(a.numerator * b.numerator, a.denominator * b.denominator);
+}
+
+std::optional<ScheduleShare> StrideScheduler::precedence_share(MemberId id) const {
+  const Member* m = find(id);
+  if (!m) return std::nullopt;
+  const Group& g = groups_[m->group];
+  const std::uint64_t members = std::max<std::uint64_t>(g.ready.slots.size(), 1);
+  if (separate(m->group)) {
+    if (!realtime_below_cap()) return std::nullopt;
+    return lowest_terms(config_.realtime_cap_percent, 100 * members);
+  }
+  const int p = precedence(m->group);
+  if (p == 0) return lowest_terms(1, members);
+  if (p != 1 || !render_blocking_others_wait()) return std::nullopt;
+  std::uint64_t tickets = 0;  // of the render-blocking classes with a ready member
+  for (std::size_t i = 0; i < kGroupCount; ++i) {
+    if (render_blocking(i) && (i == m->group || !groups_[i].ready.slots.empty())) {
+      tickets += groups_[i].tickets;
+    }
+  }
+  return lowest_terms(config_.render_blocking_cap_percent * std::uint64_t{g.tickets},
+                      100 * tickets * members);
+}
+
+ScheduleShare StrideScheduler::share_among_all(MemberId id) const {
+  const Member* m = find(id);
+  if (!m) return {};
+  const Group& g = groups_[m->group];
+  const ScheduleShare a = lowest_terms(g.tickets, member_group_tickets_);
+  const ScheduleShare b = lowest_terms(m->weight, g.weight);
+  return lowest_terms(a.numerator * b.numerator, a.denominator * b.denominator);
+}
+
 std::size_t StrideScheduler::size() const { return index_.size(); }
 
 bool StrideScheduler::contains(MemberId id) const { return index_.contains(id); }
-
-void StrideScheduler::place(std::uint8_t h, std::size_t index, const Slot& slot) {
-  heaps_[h][index] = slot;
-  pool_[slot.member].heap_index = index;
-}
-
-void StrideScheduler::heap_push(MemberId id, std::uint32_t index, Member& m) {
-  auto& heap = heaps_[m.heap];
-  heap.push_back(Slot{precedence(m), m.pass, id, index});
-  m.heap_index = heap.size() - 1;
-  ready_tickets_ += m.tickets;
-  sift_up(m.heap, m.heap_index);
-}
-
-void StrideScheduler::heap_erase(Member& m) {
-  if (m.heap_index == kNotReady) return;
-  auto& heap = heaps_[m.heap];
-  const std::size_t index = m.heap_index;
-  m.heap_index = kNotReady;
-  ready_tickets_ -= m.tickets;
-  const Slot last = heap.back();
-  heap.pop_back();
-  if (index == heap.size()) return;  // it was the last slot
-  place(m.heap, index, last);
-  heap_update(m.heap, index);
-}
-
-void StrideScheduler::heap_update(std::uint8_t h, std::size_t index) {
-  const auto& heap = heaps_[h];
-  if (index > 0 && heap[index] < heap[(index - 1) / 2]) {
-    sift_up(h, index);
-  } else {
-    sift_down(h, index);
-  }
-}
-
-void StrideScheduler::sift_up(std::uint8_t h, std::size_t index) {
-  auto& heap = heaps_[h];
-  const Slot moving = heap[index];
-  while (index > 0) {
-    const std::size_t parent = (index - 1) / 2;
-    if (!(moving < heap[parent])) break;
-    place(h, index, heap[parent]);
-    index = parent;
-  }
-  place(h, index, moving);
-}
-
-void StrideScheduler::sift_down(std::uint8_t h, std::size_t index) {
-  auto& heap = heaps_[h];
-  const Slot moving = heap[index];
-  const std::size_t n = heap.size();
-  while (true) {
-    std::size_t best = index;
-    const Slot* best_slot = &moving;
-    for (std::size_t child : {2 * index + 1, 2 * index + 2}) {
-      if (child < n && heap[child] < *best_slot) {
-        best = child;
-        best_slot = &heap[child];
-      }
-    }
-    if (best == index) break;
-    place(h, index, heap[best]);
-    index = best;
-  }
-  place(h, index, moving);
-}
 
 }  // namespace egw::congestion

@@ -1,62 +1,93 @@
 // Which member of an ensemble sends the next packet.
 //
-// Stride scheduling (Waldspurger & Weihl 1995, as used by E-TCP): every member
-// holds tickets; its stride is kStride1 / tickets; the eligible member with the
-// smallest pass sends and its pass advances by its stride. Over many packets a
-// member's share is tickets / sum(tickets), and the error is at most one packet.
+// Stride scheduling (Waldspurger & Weihl 1995, as used by E-TCP), in two
+// levels (hierarchical stride, Waldspurger's "currencies"). Under `content`
+// and `preempt` the tickets an admin writes (`script: 6, image: 3`) are the
+// *classes'* shares: the ready classes take turns by their tickets, and the
+// ready members of a class take its turns in equal parts. So one script
+// beside five images gets 6/9 of the packets, not 6/21 (E-TCP gave each
+// stream its class's tickets; over HTTP/1.1's six connections per host the
+// images then outweighed the render-blocking CSS and JS). Under `fair` and
+// `decay` there is one class holding every member, and the members share by
+// their own tickets (one each; decaying with packets sent), as in E-TCP.
+//
+// Each level is a stride scheduler: an entity's stride is kStride1 / tickets;
+// the ready entity with the smallest pass sends and its pass advances by its
+// stride. Over many packets an entity's share is tickets / sum(tickets) of
+// its level, and the error is at most one packet per level.
 // "How much may be sent" is the controller's business (Ensemble); this class
 // only answers "who sends next".
 //
-// Virtual time, and why nobody gets back-credit. Passes live on one virtual
-// clock `virtual_pass_`: the pass the last charged member had when it sent (the
-// start tag of the packet "in service", as in Start-time Fair Queuing, Goyal
-// et al. 1996). Members that keep sending never fall behind it, because pick()
-// always serves the smallest pass. A member that joins, or that was not
-// eligible while others sent, would otherwise hold an old, small pass and then
-// send a burst until it caught up (its "saved" share). Instead its pass is read
-// as max(pass, virtual_pass_) wherever it is compared or charged, so it
-// restarts level with the members that kept running: E-TCP's joiner splits
-// the window at once (Fig. 4), never catches up on missed packets.
+// Virtual time, and why nobody gets back-credit. Each level has its own
+// virtual clock: `virtual_pass_` for the classes, Group::virtual_pass for a
+// class's members. It is the pass the last charged entity had when it sent
+// (the start tag of the packet "in service", as in Start-time Fair Queuing,
+// Goyal et al. 1996). Entities that keep sending never fall behind it. One
+// that joins, or that was not eligible while others sent, would otherwise
+// hold an old, small pass and then send a burst until it caught up. Instead
+// its pass is read as max(pass, virtual time) wherever it is compared or
+// charged, so it restarts level with those that kept running: E-TCP's joiner
+// splits the window at once (Fig. 4), never catches up on missed packets.
+// A class that becomes ready (its first member does) restarts level in the
+// same way; a member that joins a running class splits that class's share
+// and leaves the other classes' alone.
 //
 // Packets that skip pick() (retransmissions go first, E-TCP 3.3) are either
 // not charged (E-TCP: the lost original was already charged) or charged with
-// on_sent_unscheduled(), which advances the sender's pass but not the virtual
-// time. Charging them with on_sent() would move the virtual time to the
-// sender's pass and cost members behind it up to one stride of the sender
+// on_sent_unscheduled(), which advances the sender's passes but not the
+// virtual times. Charging them with on_sent() would move the virtual time to
+// the sender's pass and cost members behind it up to one stride of the sender
 // (a bulk retransmission could cost an html member 12 packets of precedence).
 //
-// Ticket changes (set_class, set_config) rescale the part of the pass that is
-// ahead of the virtual time by new_stride / old_stride (Waldspurger's ticket
-// modification), so they take effect on the member's next packet and never
-// create credit. Decay changes apply from the next charge on: the packet that
-// crosses a threshold is charged at the old tickets.
+// Ticket changes (set_class, set_config) rescale the part of a pass that is
+// ahead of its virtual time by new_stride / old_stride (Waldspurger's ticket
+// modification), so they take effect on the next packet and never create
+// credit. A member moved to another class carries the part of its pass ahead
+// of the old class's clock to the new class's clock. Decay changes apply from
+// the next charge on: the packet that crosses a threshold is charged at the
+// old tickets.
 //
 // Ready members. Only members marked ready (the ensemble: backlogged, i.e.
-// with something to send) are scheduled. They live in an indexed binary heap
-// ordered by (precedence, pass, id), so the next sender is the heap's top:
-// pick() costs O(1), a charge or a readiness change O(log ready), and members
-// that are not ready cost nothing per packet. A member's pass is raised to
-// the virtual time when it becomes ready (no credit for the time it had
-// nothing to send); one that stays ready but is skipped by pick(eligible)
-// keeps its old pass, which wins ties at the virtual time for one packet at
-// most (it is then charged from the virtual time, like everyone).
+// with something to send) are scheduled. Each class keeps an indexed binary
+// heap of its ready members ordered by (pass, id), and the classes with a
+// ready member are in a heap ordered by (precedence, pass, id of the class's
+// first member). The next sender is the top class's top member: pick() costs
+// O(1), a charge or a readiness change O(log ready members of its class +
+// log classes), and members that are not ready cost nothing per packet.
+// A pass is raised to its virtual time when its owner becomes ready (no
+// credit for the time it had nothing to send); one that stays ready but is
+// skipped by pick(eligible) keeps its old pass, which wins ties at the
+// virtual time for one packet at most.
 // Ticket totals (all members, ready members) are kept as running sums.
 //
-// Realtime (issue 21). Under the content and preempt policies, realtime
-// members (calls) live in their own heap with their own virtual time (a
-// packet that jumps the queue must not move the clock the others are
-// compared on) and go strictly first while realtime's share of the packets
-// sent stays within realtime_cap_percent; past it they wait while anyone
-// else is ready, so nothing starves. The share is a deficit counter, O(1)
-// per packet, in hundredths of a packet: every packet sent earns realtime
-// cap_percent, every realtime packet costs 100, and realtime may go first
-// while the counter is >= 0 (its share so far within the cap). Realtime
-// packets sent while nobody else is ready are not counted (a call alone owes
-// nothing). The counter is clamped to +-kRealtimeBurstPackets packets, so
-// after idling a call gets at most a short burst ahead (16 / (1 - cap)
-// packets). Realtime members share among themselves by tickets.
+// Realtime (issue 21). Under the content and preempt policies the realtime
+// class (calls) is kept out of the classes' turns: its members go strictly
+// first while realtime's share of the packets sent stays within
+// realtime_cap_percent; past it they wait while anyone else is ready, so
+// nothing starves. The share is a deficit counter, O(1) per packet, in
+// hundredths of a packet: every packet sent earns realtime cap_percent,
+// every realtime packet costs 100, and realtime may go first while the
+// counter is >= 0 (its share so far within the cap). Realtime packets sent
+// while nobody else is ready are not counted (a call alone owes nothing).
+// The counter is clamped to +-kRealtimeBurstPackets packets, so after idling
+// a call gets at most a short burst ahead (16 / (1 - cap) packets). Calls
+// share realtime's turns evenly, on the class's own member clock.
 //
-// Determinism: ties go to the lowest id.
+// Render-blocking first (issue 21 item 4). A page cannot render before its
+// HTML, stylesheets and scripts (classes html and script) have arrived,
+// and a proportional split lets five image streams of a page take a third
+// of the link from the last script. Under content and preempt, with
+// render_blocking_cap_percent > 0, the render-blocking classes go ahead of
+// the other classes (precedence 1 of 0..2; realtime and the preempt class
+// still first) while their share of the packets sent while another class
+// waits stays within the cap; past it they are ordered with the others by
+// their passes until the share is back within the cap. The share is a
+// deficit counter like realtime's (clamped to +-kRealtimeBurstPackets
+// packets); crossing the cap re-keys at most the two render-blocking classes
+// in the classes' heap, O(log classes).
+//
+// Determinism: ties go to the lowest member id (a class's is its first
+// member's).
 #pragma once
 
 #include <array>
@@ -74,9 +105,9 @@
 namespace egw::congestion {
 
 enum class SchedulingPolicy {
-  fair,     // one ticket each
-  content,  // tickets by content class (E-TCP: HTML 12, Java 6, image 3, FTP 1)
-  decay,    // 16 tickets, halved after the 5th, 10th, 20th and 40th packet
+  fair,     // one ticket each, one class for all
+  content,  // classes share by class tickets (E-TCP: HTML 12, Java 6, image 3, FTP 1)
+  decay,    // 16 tickets each, halved after the 5th, 10th, 20th and 40th packet
   preempt,  // E-TCP HTML-pre: the preempt class strictly first, others by content
 };
 // Under content and preempt, realtime members go first up to a cap.
@@ -86,17 +117,26 @@ constexpr bool has_realtime_precedence(SchedulingPolicy p) {
 
 struct SchedulerConfig {
   SchedulingPolicy policy = SchedulingPolicy::content;
-  // Indexed by ContentClass: html, script, image, bulk (E-TCP's), then
-  // realtime (first anyway, up to the cap; this splits among calls and
-  // counts when the cap is reached), interactive, web (html's equal),
-  // streaming.
+  // Indexed by ContentClass: the class's share, split evenly among its
+  // members. html, script, image, bulk (E-TCP's), then realtime (first
+  // anyway, up to the cap; counts when the cap is reached), interactive,
+  // web (html's equal), streaming.
   std::array<std::uint32_t, kContentClassCount> class_tickets{12, 6, 3, 1, 12, 16, 12, 2};
   // Realtime's share of the packets sent while others wait, at most.
   std::uint32_t realtime_cap_percent = 30;
+  // html and script ahead of the other classes (not realtime) for at most
+  // this share of the packets sent while others wait; 0: by tickets only.
+  std::uint32_t render_blocking_cap_percent = 95;
   ContentClass preempt_class = ContentClass::html;
   std::uint32_t decay_initial_tickets = 16;
   // After sending this many packets a member's tickets halve (never below 1).
   std::array<std::uint32_t, 4> decay_after_packets{5, 10, 20, 40};
+};
+
+// A member's part of the schedule as a fraction (0/1 for unknown members).
+struct ScheduleShare {
+  std::uint64_t numerator = 0;
+  std::uint64_t denominator = 1;
 };
 
 class StrideScheduler {
@@ -110,7 +150,7 @@ class StrideScheduler {
   // virtual time.
   void set_ready(MemberId id, bool ready);
   bool ready(MemberId id) const;
-  std::size_t ready_count() const { return heaps_[0].size() + heaps_[1].size(); }
+  std::size_t ready_count() const { return ready_members_; }
   // Classes are often learned after a stream's first bytes; takes effect on
   // the member's next packet without giving it back-credit.
   void set_class(MemberId id, ContentClass cls);
@@ -120,26 +160,46 @@ class StrideScheduler {
   // The ready member that should send next, or nullopt; O(1).
   std::optional<MemberId> pick() const;
   // The best ready member that `eligible` accepts, visiting ready members in
-  // schedule order (best first) and stopping at the first accepted one: the
-  // cost is the number of members rejected before it. Does not advance anything.
+  // schedule order (best class first, within it best member first) and
+  // stopping at the first accepted one: the cost is the number of members
+  // rejected before it. Does not advance anything.
   std::optional<MemberId> pick(const std::function<bool(MemberId)>& eligible) const;
   // Charge `id` for one packet it sent (chosen by pick()). Unknown ids (such
   // as the ensemble's control pseudo-member) are ignored.
   void on_sent(MemberId id);
   // Charge `id` for a packet it sent out of turn (not chosen by pick(), e.g. a
-  // retransmission): it pays its stride, nobody else's position changes.
+  // retransmission): it pays its strides, nobody else's position changes.
   void on_sent_unscheduled(MemberId id);
 
-  // Current tickets of `id` under the policy (0 when unknown). Under preempt
-  // the preempt class reports its content tickets; its precedence is separate.
+  // Tickets of `id` under the policy (0 when unknown): its class's tickets
+  // under content and preempt (the preempt class reports its content
+  // tickets; its precedence is separate), its own under fair and decay.
   std::uint32_t tickets(MemberId id) const;
   // Running sums of tickets(id): over every member, and over ready members.
   std::uint64_t total_tickets() const { return total_tickets_; }
   std::uint64_t ready_tickets() const { return ready_tickets_; }
+  // A member that is not ready may still use the window (the ensemble: it has
+  // data in flight). Marked active, it counts in share() like a ready one.
+  void set_active(MemberId id, bool active);
+  // The fraction of the packets `id` gets while it and the ready or active
+  // members stay backlogged (it counts itself even if it is neither): its
+  // class's tickets over those of the classes with such members, times its
+  // tickets over its class's such members'. By tickets only: precedence
+  // (preempt) is not considered. In lowest terms. O(1).
+  ScheduleShare share(MemberId id) const;
+  // The same over every member, ready or not: a static split of the window.
+  ScheduleShare share_among_all(MemberId id) const;
+  // The share of the packets `id` gets while it goes ahead of the others
+  // (ScheduleShare), or nullopt while it takes turns by tickets: realtime
+  // below its cap (the cap, split among the calls), the preempt class (all),
+  // a render-blocking class ahead of waiting classes (the cap, split by
+  // tickets among the render-blocking classes with a ready member, evenly
+  // within one). The ensemble's joins size a joiner's share by it.
+  std::optional<ScheduleShare> precedence_share(MemberId id) const;
   // Whether realtime may go first now (below its cap); for tests and status.
   bool realtime_below_cap() const;
-  // Whether a realtime member is ready (in the realtime heap); O(1).
-  bool realtime_ready() const { return !heaps_[kRealtimeHeap].empty(); }
+  // Whether a realtime member is ready (under content and preempt); O(1).
+  bool realtime_ready() const;
   std::size_t size() const;
   bool contains(MemberId id) const;
 
@@ -147,76 +207,117 @@ class StrideScheduler {
   // kStride1 / tickets, in 64-bit integers: 2^20 keeps the rounding error of
   // a stride under 1e-6 for any realistic ticket count.
   static constexpr std::uint64_t kStride1 = std::uint64_t{1} << 20;
-
   static constexpr std::size_t kNotReady = ~std::size_t{0};
-  // Heaps: realtime (under content/preempt) and everyone else.
-  static constexpr std::uint8_t kRealtimeHeap = 0;
-  static constexpr std::uint8_t kOtherHeap = 1;
+  static constexpr std::size_t kGroupCount = kContentClassCount;
+  static constexpr std::size_t kRealtimeGroup = static_cast<std::size_t>(ContentClass::realtime);
   static constexpr std::int64_t kRealtimeBurstPackets = 16;
 
-  struct Member {
-    ContentClass cls = ContentClass::bulk;
-    std::uint8_t heap = kOtherHeap;  // heap_for(*this); beside cls: no padding added per member
-    std::uint64_t pass = 0;          // virtual time of this member's next packet
-    std::uint64_t packets_sent = 0;  // drives ticket decay
-    std::uint32_t tickets = 1;       // cached tickets_for(*this)
-    std::size_t heap_index = kNotReady;
-  };
-  // A heap slot carries its sort key and where its Member lives in the pool,
-  // so sifting compares slots and updates heap indexes without hashing.
+  // A heap slot carries its sort key and where its owner (a Member in pool_,
+  // or a Group in groups_) lives, so sifting compares slots and updates heap
+  // indexes without hashing.
   struct Slot {
-    int precedence = 1;
+    int precedence = 2;
     std::uint64_t pass = 0;
     MemberId id = 0;
-    std::uint32_t member = 0;  // index into pool_
+    std::uint32_t owner = 0;
     bool operator<(const Slot& o) const {
       if (precedence != o.precedence) return precedence < o.precedence;
       if (pass != o.pass) return pass < o.pass;
       return id < o.id;
     }
   };
+  // An indexed binary min-heap of slots; `where(owner)` is the owner's
+  // stored heap index, kept up to date as slots move.
+  struct Heap {
+    std::vector<Slot> slots;
+    template <class Where> void push(const Slot& slot, Where where);
+    template <class Where> void erase(std::size_t index, Where where);
+    template <class Where> void update(std::size_t index, const Slot& slot, Where where);
+    template <class Where> void sift_up(std::size_t index, Where where);
+    template <class Where> void sift_down(std::size_t index, Where where);
+  };
 
+  struct Member {  // 40 bytes: AllocFree.IdleStreamHoldsAtMostOneKilobytePerSide
+    ContentClass cls = ContentClass::bulk;
+    std::uint8_t group = 0;
+    bool active = false;             // set_active
+    bool counted = false;            // in its class's counted figures: ready or active
+    std::uint32_t tickets = 1;       // cached tickets_for(*this): the public figure
+    std::uint32_t weight = 1;        // cached weight_for(*this): tickets within its class
+    std::uint64_t pass = 0;          // its class's virtual time of its next packet
+    std::uint64_t packets_sent = 0;  // drives ticket decay
+    std::size_t heap_index = kNotReady;
+  };
+  // A class (one per ContentClass; under fair and decay only group 0 is used).
+  struct Group {
+    std::uint64_t pass = 0;          // virtual_pass_ of the class's next packet
+    std::uint64_t virtual_pass = 0;  // the members' clock
+    std::uint32_t tickets = 1;       // cached group_tickets()
+    std::uint32_t members = 0;
+    std::uint64_t weight = 0;        // sum of the members' weights
+    std::uint32_t counted = 0;       // members ready or active
+    std::uint64_t counted_weight = 0;  // their weights
+    std::size_t heap_index = kNotReady;
+    Heap ready;                      // its ready members
+  };
+
+  bool flat() const;  // one class for all (fair, decay)
+  std::uint8_t group_of(ContentClass cls) const;
   std::uint32_t tickets_for(const Member& m) const;
-  std::uint64_t stride_for(const Member& m) const;
-  std::uint8_t heap_for(const Member& m) const;
-  // The pass as charged: never behind its heap's virtual time.
-  std::uint64_t effective_pass(const Member& m) const;
-  // 0 for members that preempt everyone else, 1 otherwise.
-  int precedence(const Member& m) const;
-  // Re-express the part of m's pass ahead of the virtual time in a new stride.
-  void rescale(Member& m, std::uint64_t old_stride);
+  std::uint32_t weight_for(const Member& m) const;
+  std::uint32_t group_tickets(std::size_t group) const;
+  static std::uint64_t stride(std::uint32_t tickets);
+  // 0 for a class that preempts everyone else, 1 for render-blocking classes
+  // within their cap, 2 otherwise.
+  int precedence(std::size_t group) const;
+  // html and script under content and preempt with a render-blocking cap.
+  bool render_blocking(std::size_t group) const;
+  void charge_render_blocking_share(const Member& m);
+  bool render_blocking_others_wait() const;
+  // Realtime is outside the classes' turns (content, preempt): its own rules.
+  bool separate(std::size_t group) const;
+  void charge_realtime_share(const Member& m);
+  // `pass` ahead of `clock`, re-expressed from old_tickets to new_tickets.
+  static std::uint64_t rescaled_ahead(std::uint64_t pass, std::uint64_t clock,
+                                      std::uint32_t old_tickets, std::uint32_t new_tickets);
   void charge(MemberId id, bool in_turn);
-  // Ticket sums and heap key after m's tickets, class or pass changed.
-  void refresh(MemberId id, std::uint32_t index, Member& m);
+
   Member* find(MemberId id, std::uint32_t* index = nullptr);
   const Member* find(MemberId id) const;
-
-  // Moves m to heap_for(m) if its class or the policy changed that.
-  void rehome(MemberId id, std::uint32_t index, Member& m);
-  void charge_realtime_share(const Member& m);
-  std::optional<MemberId> search(std::uint8_t heap, const std::function<bool(MemberId)>& eligible) const;
-
-  // Heaps over ready members (min at 0).
-  void heap_push(MemberId id, std::uint32_t index, Member& m);
-  void heap_erase(Member& m);
-  void heap_update(std::uint8_t heap, std::size_t index);  // the key at index changed
-  void sift_up(std::uint8_t heap, std::size_t index);
-  void sift_down(std::uint8_t heap, std::size_t index);
-  void place(std::uint8_t heap, std::size_t index, const Slot& slot);
+  // Membership of a class (counts and weights) and readiness within it.
+  void join_group(Member& m);
+  void leave_group(Member& m);
+  void make_ready(MemberId id, std::uint32_t index, Member& m);
+  void make_unready(Member& m);
+  // Puts m in or out of its class's counted figures (ready or active).
+  void recount(Member& m);
+  // Cached tickets and weight (and their sums) after m's class, policy or
+  // packet count changed; re-keys m in its class's heap.
+  void refresh(MemberId id, std::uint32_t index, Member& m);
+  // Puts a class in, out of or back in order in the classes' heap after its
+  // ready members or its pass changed.
+  void group_changed(std::size_t group);
 
   SchedulerConfig config_;
   // Members live in a dense pool (freed slots reused); one hash lookup per
-  // call finds a member, the heap then works on pool indexes.
+  // call finds a member, the heaps then work on pool indexes.
   std::vector<Member> pool_;
   std::vector<std::uint32_t> free_slots_;
   std::unordered_map<MemberId, std::uint32_t> index_;
-  std::array<std::vector<Slot>, 2> heaps_;
-  mutable std::vector<std::size_t> search_;  // pick(eligible)'s frontier, reused
-  std::array<std::uint64_t, 2> virtual_pass_{};  // per heap
-  // Realtime's deficit counter, in hundredths of a packet.
-  std::int64_t realtime_credit_ = 0;
+  std::array<Group, kGroupCount> groups_{};
+  Heap classes_;  // classes with a ready member (Slot::owner = group)
+  mutable std::vector<std::size_t> class_search_;  // pick(eligible)'s frontiers, reused
+  mutable std::vector<std::size_t> member_search_;
+  std::uint64_t virtual_pass_ = 0;
+  std::size_t ready_members_ = 0;
   std::uint64_t total_tickets_ = 0;
   std::uint64_t ready_tickets_ = 0;
+  std::uint64_t counted_group_tickets_ = 0;  // over classes with a member ready or active
+  std::uint64_t member_group_tickets_ = 0;   // over classes with a member
+  // Realtime's and the render-blocking classes' deficit counters, in
+  // hundredths of a packet.
+  std::int64_t realtime_credit_ = 0;
+  std::int64_t render_blocking_credit_ = 0;
 };
 
 }  // namespace egw::congestion

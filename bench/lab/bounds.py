@@ -39,6 +39,18 @@ def page(objects, rtt_s, rate_bps, root=True):
     return html, whole
 
 
+def css_js(objects, rtt_s, rate_bps):
+    """The render-blocking part of a page (its `script` objects: CSS and JS)
+    after the root: what a scheduler that sends them first reaches; None
+    without any."""
+    scripts = [b for b, cls in objects[1:] if cls == "script"]
+    if not scripts:
+        return None
+    req = seconds(REQUEST_BYTES, rate_bps)
+    first = rtt_s + req + seconds(wire_bytes(objects[0][0]), rate_bps)
+    return first + rtt_s + req + seconds(sum(map(wire_bytes, scripts)), rate_bps)
+
+
 def fluid_finish(arrivals, rtt_s, rate_bps):
     """Earliest finish of transfers (start_s, bytes) sharing the link: for the
     latest group of starts, their bytes cannot leave before the first of them."""

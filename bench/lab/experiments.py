@@ -84,7 +84,8 @@ def pages(lab, contenders, link, pages_, concurrency, reps, idle_s, background=0
            "idle_s": idle_s, "background": background}
     for name in pages_:
         html_lb, page_lb = bounds.page(PAGES[name], rtt, link.rate_bps)
-        out["bounds"][name] = {"html_s": html_lb, "page_s": page_lb}
+        out["bounds"][name] = {"html_s": html_lb, "page_s": page_lb,
+                               "css_js_s": bounds.css_js(PAGES[name], rtt, link.rate_bps)}
     for rep in range(reps):
         for c in rotated(contenders, rep):
             for name in pages_:
@@ -111,12 +112,15 @@ def pages(lab, contenders, link, pages_, concurrency, reps, idle_s, background=0
                         bg.wait(timeout=10)
                 cell = out["results"][c.key].setdefault(name, {"first": [], "repeat": [], "errors": 0})
                 for access, r in zip(("first", "repeat"), runs):
-                    cell[access].append({"html_s": r["html_s"], "page_s": r["page_s"]})
+                    cell[access].append({"html_s": r["html_s"], "page_s": r["page_s"],
+                                         "css_js_s": r.get("css_js_s")})
                     cell["errors"] += len(r["errors"])
                 b = out["bounds"][name]
                 log(f"    {c.key:12s} {name:8s} rep {rep + 1}: first html {runs[0]['html_s']:.3f} s "
                     f"({runs[0]['html_s'] / b['html_s']:.2f}x) page {runs[0]['page_s']:.3f} s "
                     f"({runs[0]['page_s'] / b['page_s']:.2f}x); repeat page {runs[1]['page_s']:.3f} s"
+                    + (f"; css+js {runs[0]['css_js_s']:.3f} s ({runs[0]['css_js_s'] / b['css_js_s']:.2f}x)"
+                       if b["css_js_s"] and runs[0].get("css_js_s") else "")
                     + (f"; ERRORS {runs[0]['errors'] + runs[1]['errors']}" if runs[0]['errors'] or runs[1]['errors'] else ""))
     return out
 

@@ -21,5 +21,13 @@ PAGES = {
 }
 
 
+# Issue 21 item 4: a modern page over HTTP/1.1's six connections per host
+# (tests/scenarios/modern_page_test.cc's shape 4): a 40 KB root HTML, two
+# stylesheets and two scripts in its head (24, 16, 64, 40 KB; class `script`,
+# render-blocking), then 18 images of 14, 16, ... 48 KB.
+PAGES["modern"] = ([[40 * K, "html"]] + [[kb * K, "script"] for kb in (24, 16, 64, 40)]
+                   + [[(14 + 2 * i) * K, "image"] for i in range(18)])
+
+
 def page_bytes(name):
     return sum(b for b, _ in PAGES[name])

@@ -63,7 +63,7 @@ def link_text(e):
 
 def pages_table(name, e):
     pages = list(e["bounds"])
-    conc = "concurrency 4" if e["concurrency"] else "unlimited concurrency"
+    conc = f"concurrency {e['concurrency']}" if e["concurrency"] else "unlimited concurrency"
     if e.get("background"):
         conc += f", beside {e['background']} application-limited connections (a request every 0.5-2 s each)"
     out = [f"**{name}** ({link_text(e)}, {conc}, {e['reps']} rep(s)): page time / lower bound "
@@ -81,7 +81,21 @@ def pages_table(name, e):
                 b = e["bounds"][p]
                 cells.append(f"{fmt(pr and pr / b['page_s'])} ({fmt(hr and hr / b['html_s'])})")
             out.append(f"| {label(key) if access == 'first' else ''} | {access} | " + " | ".join(cells) + " |")
+    if "modern" in pages and e["bounds"]["modern"].get("css_js_s"):
+        out += css_js_table(e)
     return "\n".join(out)
+
+
+def css_js_table(e):
+    """Issue 21 item 4: the modern page's render-blocking CSS+JS time / its bound."""
+    b = e["bounds"]["modern"]["css_js_s"]
+    out = ["", f"Render-blocking CSS+JS of the modern page (its bound {b:.3f} s: the root, then the "
+               "stylesheets and scripts first): median time / bound.", "",
+           "| contender | first | repeat |", "|---|---|---|"]
+    for key, per in e["results"].items():
+        cells = [med(r.get("css_js_s") for r in per.get("modern", {}).get(a, [])) for a in ("first", "repeat")]
+        out.append(f"| {label(key)} | " + " | ".join(fmt(x and x / b) for x in cells) + " |")
+    return out
 
 
 def join_table(name, e):
@@ -198,6 +212,16 @@ def goals(results):
         rep_h = max((med(r["html_s"] for r in e["results"]["egw"][p]["repeat"]) / e["bounds"][p]["html_s"], p)
                     for p in e["bounds"])
         row("E-TCP realistic: repeat HTML within 1.1x", f"worst {rep_h[0]:.2f}x ({rep_h[1]})", rep_h[0] <= 1.1)
+    e = ex.get("pages-modern")
+    if e and "egw" in e["results"] and e["bounds"]["modern"].get("css_js_s"):
+        css = {k: med(r.get("css_js_s") for r in v["modern"]["first"]) for k, v in e["results"].items()}
+        direct = min((css[k], k) for k in ("cubic", "bbr") if css.get(k)) if css.get("cubic") else None
+        b = e["bounds"]["modern"]["css_js_s"]
+        row("modern page: render-blocking CSS+JS within 1.2x of its bound", f"{css['egw'] / b:.2f}x",
+            css["egw"] / b <= 1.2)
+        if direct:
+            row("modern page: CSS+JS never later than direct TCP",
+                f"egw {css['egw']:.3f} s, {direct[1]} {direct[0]:.3f} s", css["egw"] <= direct[0])
     for name, e in ex.items():
         if e["kind"] != "pages" or "egw" not in e["results"] or "cubic" not in e["results"]:
             continue
@@ -322,7 +346,7 @@ def _plot_pages(plt, name, e):
         ax.hlines(e["bounds"][p]["page_s"], j - width / 2, j + 0.8 - width / 2, colors="black", linestyles="dashed")
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(pages))], pages)
     ax.set_ylabel("seconds (first access)")
-    conc = "concurrency 4" if e["concurrency"] else "unlimited concurrency"
+    conc = f"concurrency {e['concurrency']}" if e["concurrency"] else "unlimited concurrency"
     ax.set_title(f"{name}: page time (bars), HTML time (hatched), lower bound (dashed)\n{link_text(e)}, {conc}, "
                  f"median of {e['reps']}", fontsize=9)
     ax.legend(fontsize=7, ncol=3)

@@ -9,7 +9,8 @@ connection, HTTP/1.0, unless said otherwise):
       With root, the first object is fetched alone and the rest once it has
       arrived (E-TCP section 4); without, all at once. At most `concurrency`
       fetches of a page are outstanding. Result per page: html_s (the last
-      HTML object done), page_s (everything done), per object start/end.
+      HTML object done), css_js_s (the last `script` object, CSS or JS,
+      done; null without any), page_s (everything done), per object start/end.
   {"kind": "flows", "flows": [FLOW, ...], "sample_bytes": 16384}
       FLOW = {"target": [ip, port], "src": ip, "start_s": 0, "bytes": N, "class": "bulk",
               "stop_s": optional (close the flow then, e.g. bulk flows for fairness),
@@ -142,7 +143,9 @@ async def load_page(page):
         rest = objs[1:]
     results += await asyncio.gather(*(one(size, cls) for size, cls in rest))
     html_ends = [r["end"] for r, (_, cls) in zip(results, objs) if cls == "html"]
+    script_ends = [r["end"] for r, (_, cls) in zip(results, objs) if cls == "script"]
     return {"start": t0, "html_s": (max(html_ends) - t0) if html_ends else None,
+            "css_js_s": (max(script_ends) - t0) if script_ends else None,
             "page_s": max(r["end"] for r in results) - t0,
             "errors": [r["error"] for r in results if "error" in r],
             "objects": [{"start": round(r["start"] - t0, 6), "end": round(r["end"] - t0, 6), "bytes": r["bytes"]}

@@ -146,7 +146,7 @@ TEST_F(GatewayConfigTest, ClientLimitsTimeoutsAndKeepalive) {
 TEST_F(GatewayConfigTest, SchedulerCategoriesAndRealtimeCap) {
   auto r = load_gateway_config(write(
       "s.yaml", branch("scheduler:\n  tickets: {realtime: 4, interactive: 20, web: 10, streaming: 2, bulk: 1}\n"
-                       "  realtime_cap: 25%\n  peer_knows_categories: true\n")));
+                       "  realtime_cap: 25%\n  render_blocking_cap: 80%\n  peer_knows_categories: true\n")));
   ASSERT_TRUE(std::holds_alternative<GatewayConfig>(r)) << std::get<std::string>(r);
   const auto& c = std::get<GatewayConfig>(r);
   const auto& t = c.reloadable.scheduler.class_tickets;
@@ -155,6 +155,7 @@ TEST_F(GatewayConfigTest, SchedulerCategoriesAndRealtimeCap) {
   EXPECT_EQ(t[static_cast<std::size_t>(ContentClass::web)], 10u);
   EXPECT_EQ(t[static_cast<std::size_t>(ContentClass::html)], 12u);  // untouched default
   EXPECT_EQ(c.reloadable.scheduler.realtime_cap_percent, 25u);
+  EXPECT_EQ(c.reloadable.scheduler.render_blocking_cap_percent, 80u);
   EXPECT_TRUE(c.endpoint.connection.peer_knows_categories);
   auto plain = std::get<GatewayConfig>(load_gateway_config(write("p.yaml", branch("scheduler: {realtime_cap: 40}\n"))));
   EXPECT_EQ(plain.reloadable.scheduler.realtime_cap_percent, 40u);

@@ -5,6 +5,8 @@
 //   I (image) joins: share = 12000 * 3 / (12 + 3) tickets = 2400 bytes = 2 packets
 //   Every slot goes to H while H has data; I's share is used only once H has
 //   nothing to send.
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -107,6 +109,41 @@ TEST(EnsemblePreemptJoin, ClockedJoinerDoesNotOvertakeACallBelowItsCap) {
   ASSERT_GE(picks.size(), 8u) << order;
   for (int i = 0; i < 6; ++i) EXPECT_EQ(picks[i], R) << "pick " << i << ": " << order;
   for (std::size_t i = 6; i < picks.size(); ++i) EXPECT_EQ(picks[i], B) << "pick " << i;
+}
+
+// Issue 21 item 4: under the defaults (content, render-blocking first within
+// its cap) a new image stream's ACK-clocked share does not overtake a running
+// script: each released slot goes to the joiner only in its class's turn,
+// the scheduler's (a script beside one image: 9 packets in 10).
+TEST(EnsemblePreemptJoin, ClockedImageJoinerWaitsForTheScriptsTurnUnderContent) {
+  constexpr MemberId S = 1;
+  constexpr MemberId I = 2;
+  auto config = test_config();
+  config.join = JoinMode::ack_clocked;
+  config.scheduler.policy = SchedulingPolicy::content;
+  config.scheduler.render_blocking_cap_percent = 90;
+  Harness h(config);
+  h.ensemble.add_member(S, ContentClass::script, h.now);
+  ASSERT_EQ(h.fill(S), 10);
+  h.ensemble.add_member(I, ContentClass::image, h.now);  // share: a third of the window
+  h.ensemble.set_backlogged(I, true, h.now);  // I joins
+  h.ensemble.set_backlogged(S, true, h.now);
+  const auto always = [](MemberId) { return true; };
+  std::vector<MemberId> picks;
+  for (PacketNumber acked = 1; acked <= 8; ++acked) {
+    h.now += ms(10);
+    h.ack_range(acked, acked);
+    while (auto m = h.pick(always, {S, I})) {
+      picks.push_back(*m);
+      h.send(*m);
+    }
+  }
+  std::string order;
+  for (MemberId m : picks) order += m == S ? 'S' : 'I';
+  ASSERT_GE(picks.size(), 12u) << order;
+  EXPECT_EQ(picks.front(), S) << order;
+  // Before: every released slot went to I first (I S I S I S I S ...).
+  EXPECT_LE(std::count(picks.begin(), picks.begin() + 12, I), 2) << order;
 }
 
 }  // namespace

@@ -10,9 +10,12 @@
 namespace egw::congestion {
 namespace {
 
+// Class shares by tickets alone: render-blocking precedence off (its own
+// tests: stride_scheduler_render_blocking_test.cc).
 SchedulerConfig with_policy(SchedulingPolicy policy) {
   SchedulerConfig c;
   c.policy = policy;
+  c.render_blocking_cap_percent = 0;
   return c;
 }
 
@@ -53,7 +56,7 @@ TEST(StrideScheduler, ContentSharesFollowTicketRatio) {
 }
 
 TEST(StrideScheduler, FourClassesShareByTickets) {
-  StrideScheduler s;  // default: content, 12/6/3/1
+  StrideScheduler s(with_policy(SchedulingPolicy::content));  // 12/6/3/1
   s.add(10, ContentClass::html);
   s.add(11, ContentClass::script);
   s.add(12, ContentClass::image);
@@ -185,7 +188,7 @@ TEST(StrideScheduler, IneligibleMemberIsSkippedAndGetsNoBacklog) {
 }
 
 TEST(StrideScheduler, PickNeverReturnsIneligibleAndDoesNotAdvance) {
-  StrideScheduler s;
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
   s.add(1, ContentClass::html);
   s.add(2, ContentClass::bulk);
   EXPECT_FALSE(s.pick([](MemberId) { return false; }).has_value());
@@ -243,7 +246,7 @@ TEST(StrideScheduler, ConfigChangeSwitchesPolicyMidStream) {
 TEST(StrideScheduler, UnscheduledChargeCostsOnlyTheSender) {
   // Html 12 : bulk 1, stopped mid-cycle; `extra` charges bulk out of turn.
   auto html_before_bulk = [](const std::function<void(StrideScheduler&)>& extra) {
-    StrideScheduler s;
+    StrideScheduler s(with_policy(SchedulingPolicy::content));
     s.add(1, ContentClass::html);
     s.add(2, ContentClass::bulk);
     run(s, 20);
@@ -275,7 +278,7 @@ TEST(StrideScheduler, ZeroTicketsCountAsOne) {
 
 TEST(StrideScheduler, TiesGoToLowestIdAndRunsAreDeterministic) {
   auto build = [] {
-    StrideScheduler s;
+    StrideScheduler s(with_policy(SchedulingPolicy::content));
     s.add(9, ContentClass::image);
     s.add(3, ContentClass::image);
     s.add(5, ContentClass::script);
@@ -290,7 +293,7 @@ TEST(StrideScheduler, TiesGoToLowestIdAndRunsAreDeterministic) {
 }
 
 TEST(StrideScheduler, MembershipBookkeeping) {
-  StrideScheduler s;
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
   s.add(1, ContentClass::html);
   s.add(2, ContentClass::bulk);
   s.add(1, ContentClass::image);  // re-adding updates the class
@@ -329,7 +332,7 @@ TEST(StrideSchedulerReady, OnlyReadyMembersArePickedAndTheyGetNoCreditForIdleTim
 }
 
 TEST(StrideSchedulerReady, TicketTotalsAreRunningSums) {
-  StrideScheduler s;  // content 12/6/3/1
+  StrideScheduler s(with_policy(SchedulingPolicy::content));  // content 12/6/3/1
   s.add(1, ContentClass::html);
   s.add(2, ContentClass::image);
   s.add(3, ContentClass::bulk);
@@ -361,6 +364,224 @@ TEST(StrideSchedulerReady, PreemptClassGoesFirstAmongManyToggledMembers) {
     }
     s.on_sent(*id);
   }
+}
+
+}  // namespace
+}  // namespace egw::congestion
+
+namespace egw::congestion {
+namespace {
+
+// Issue 21 item 4: tickets are the classes' shares, split evenly within a class.
+TEST(StrideSchedulerClasses, FiveImagesAgainstOneScriptShareByClassTickets) {
+  StrideScheduler s(with_policy(SchedulingPolicy::content));  // content 12/6/3/1
+  s.add(1, ContentClass::script);
+  for (MemberId id = 10; id < 15; ++id) s.add(id, ContentClass::image);
+  auto c = count(run(s, 900));
+  // Script class 6 : image class 3 -> 600 : 300; per stream tickets (E-TCP)
+  // would have given the script 900 * 6 / 21 = 257.
+  EXPECT_NEAR(c[1], 600, 1);
+  for (MemberId id = 10; id < 15; ++id) EXPECT_NEAR(c[id], 60, 1) << id;  // 300 / 5 each
+}
+
+TEST(StrideSchedulerClasses, StreamsWithinAClassStayEqualAtEveryPrefix) {
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
+  s.add(1, ContentClass::html);
+  for (MemberId id = 2; id < 5; ++id) s.add(id, ContentClass::bulk);
+  auto seq = run(s, 390);
+  std::map<MemberId, int> c;
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    ++c[seq[i]];
+    // Html 12/13 of the packets; the three bulk streams share 1/13 evenly,
+    // each within one packet of the class's share and of each other.
+    const double k = static_cast<double>(i + 1);
+    EXPECT_NEAR(c[1], k * 12 / 13, 1.0) << "after " << i + 1;
+    for (MemberId id = 2; id < 5; ++id) {
+      EXPECT_NEAR(c[id], k / 13 / 3, 1.5) << id << " after " << i + 1;
+    }
+  }
+  for (MemberId id = 2; id < 5; ++id) EXPECT_NEAR(c[id], 10, 1) << id;
+}
+
+TEST(StrideSchedulerClasses, AStreamJoiningAClassSplitsItsShareNotTheOthers) {
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
+  s.add(1, ContentClass::script);
+  s.add(2, ContentClass::image);
+  run(s, 90);
+  s.add(3, ContentClass::image);  // joins the running image class
+  auto c = count(run(s, 90));
+  EXPECT_NEAR(c[1], 60, 1);  // the script keeps 6/9
+  EXPECT_NEAR(c[2], 15, 1);  // the images split 3/9
+  EXPECT_NEAR(c[3], 15, 1);
+}
+
+TEST(StrideSchedulerClasses, IdleMembersOfAClassDoNotDiluteIt) {
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
+  s.add(1, ContentClass::script);
+  for (MemberId id = 10; id < 110; ++id) {
+    s.add(id, ContentClass::image);
+    if (id != 10) s.set_ready(id, false);  // open but with nothing to send
+  }
+  auto c = count(run(s, 90));
+  EXPECT_NEAR(c[1], 60, 1);
+  EXPECT_NEAR(c[10], 30, 1);
+}
+
+TEST(StrideSchedulerClasses, SetClassMovesAStreamBetweenClasses) {
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
+  s.add(1, ContentClass::script);
+  for (MemberId id = 10; id < 15; ++id) s.add(id, ContentClass::image);
+  run(s, 90);
+  // A stream learned to be a script: the script class now splits 6/9 between
+  // two, the four images split 3/9.
+  s.set_class(14, ContentClass::script);
+  EXPECT_EQ(s.tickets(14), 6u);
+  auto c = count(run(s, 180));
+  EXPECT_NEAR(c[1], 60, 1);
+  EXPECT_NEAR(c[14], 60, 1);
+  for (MemberId id = 10; id < 14; ++id) EXPECT_NEAR(c[id], 15, 1) << id;
+  // And back: no credit from its time as a script.
+  s.set_class(14, ContentClass::image);
+  auto d = count(run(s, 90));
+  EXPECT_NEAR(d[1], 60, 1);
+  for (MemberId id = 10; id < 15; ++id) EXPECT_NEAR(d[id], 6, 1) << id;
+}
+
+TEST(StrideSchedulerClasses, RemovingTheLastMemberOfAClassReturnsItsShare) {
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
+  s.add(1, ContentClass::script);
+  s.add(2, ContentClass::image);
+  s.add(3, ContentClass::image);
+  run(s, 45);
+  s.remove(1);
+  auto c = count(run(s, 20));
+  EXPECT_EQ(c[1], 0);
+  EXPECT_NEAR(c[2], 10, 1);
+  EXPECT_NEAR(c[3], 10, 1);
+  s.remove(2);
+  s.add(4, ContentClass::script);  // a new script class: level, 6:3 at once
+  auto d = count(run(s, 9));
+  EXPECT_NEAR(d[4], 6, 1);
+  EXPECT_NEAR(d[3], 3, 1);
+  EXPECT_EQ(s.size(), 2u);
+  EXPECT_EQ(s.total_tickets(), 9u);
+}
+
+TEST(StrideSchedulerClasses, PreemptStillStrictWithManyStreamsPerClass) {
+  StrideScheduler s(with_policy(SchedulingPolicy::preempt));
+  s.add(1, ContentClass::html);
+  s.add(2, ContentClass::html);
+  s.add(3, ContentClass::script);
+  for (MemberId id = 10; id < 15; ++id) s.add(id, ContentClass::image);
+  auto c = count(run(s, 40));
+  EXPECT_EQ(c[1], 20);
+  EXPECT_EQ(c[2], 20);
+  s.set_ready(1, false);
+  s.set_ready(2, false);
+  auto d = count(run(s, 90));
+  EXPECT_NEAR(d[3], 60, 1);  // the rest by class shares, 6:3
+  for (MemberId id = 10; id < 15; ++id) EXPECT_NEAR(d[id], 6, 1) << id;
+  s.set_ready(2, true);
+  EXPECT_EQ(s.pick(), MemberId{2});
+}
+
+TEST(StrideSchedulerClasses, DecayAndFairStayPerStream) {
+  // Flat policies: members share by their own tickets, whatever their class.
+  StrideScheduler fair(with_policy(SchedulingPolicy::fair));
+  fair.add(1, ContentClass::script);
+  for (MemberId id = 10; id < 15; ++id) fair.add(id, ContentClass::image);
+  auto c = count(run(fair, 60));
+  for (MemberId id : {1, 10, 11, 12, 13, 14}) EXPECT_EQ(c[id], 10) << id;
+
+  StrideScheduler decay(with_policy(SchedulingPolicy::decay));
+  decay.add(1, ContentClass::image);
+  decay.add(2, ContentClass::image);
+  run(decay, 100, [](MemberId id) { return id == 1; });
+  ASSERT_EQ(decay.tickets(1), 1u);
+  ASSERT_EQ(decay.tickets(2), 16u);
+  // Same class, but the fresh stream (16 tickets) goes ahead of the decayed one.
+  auto seq = run(decay, 5);
+  EXPECT_EQ(count(seq)[2], 5);
+}
+
+TEST(StrideSchedulerClasses, ShareIsTheClassShareOverItsMembers) {
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
+  s.add(1, ContentClass::script);
+  for (MemberId id = 10; id < 15; ++id) s.add(id, ContentClass::image);
+  auto eq = [](ScheduleShare a, std::uint64_t n, std::uint64_t d) {
+    return a.numerator == n && a.denominator == d;
+  };
+  EXPECT_TRUE(eq(s.share(1), 2, 3));    // 6 / 9
+  EXPECT_TRUE(eq(s.share(10), 1, 15));  // 3 / 9 / 5
+  s.set_ready(11, false);
+  EXPECT_TRUE(eq(s.share(10), 1, 12));  // 3 / 9 / 4 ready
+  EXPECT_TRUE(eq(s.share(11), 1, 15));  // counted as if ready: the joiner's share
+  EXPECT_TRUE(eq(s.share_among_all(10), 1, 15));
+  s.set_ready(1, false);
+  EXPECT_TRUE(eq(s.share(10), 1, 4));   // only images ready
+  EXPECT_TRUE(eq(s.share(1), 2, 3));    // a script joining: 6 / (6 + 3)
+  EXPECT_TRUE(eq(s.share(99), 0, 1));
+  StrideScheduler decay(with_policy(SchedulingPolicy::decay));
+  decay.add(1, ContentClass::bulk);
+  decay.add(2, ContentClass::bulk);
+  for (int i = 0; i < 5; ++i) decay.on_sent(1);  // 8 tickets vs 16
+  EXPECT_TRUE(eq(decay.share(2), 2, 3));
+}
+
+TEST(StrideSchedulerClasses, ActiveMembersCountInSharesWithoutBeingPicked) {
+  // The ensemble marks members with data in flight active: they still use
+  // the window, so a joiner's share counts them, but they are never picked.
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
+  s.add(1, ContentClass::script);
+  s.add(2, ContentClass::image);
+  s.add(3, ContentClass::image);
+  for (MemberId id : {1, 2, 3}) s.set_ready(id, false);
+  s.set_active(1, true);
+  s.set_active(2, true);
+  auto eq = [](ScheduleShare a, std::uint64_t n, std::uint64_t d) {
+    return a.numerator == n && a.denominator == d;
+  };
+  EXPECT_TRUE(eq(s.share(3), 1, 6));  // 3 / 9, split with active member 2
+  EXPECT_FALSE(s.pick().has_value());
+  s.set_class(2, ContentClass::script);  // activity follows it to its new class
+  EXPECT_TRUE(eq(s.share(3), 1, 3));
+  EXPECT_TRUE(eq(s.share(1), 1, 2));   // only script members count: split in two
+  s.set_config(with_policy(SchedulingPolicy::fair));
+  EXPECT_TRUE(eq(s.share(3), 1, 3));   // fair: one in three
+  s.set_active(1, false);
+  s.set_active(2, false);
+  EXPECT_TRUE(eq(s.share(3), 1, 1));
+  s.remove(3);
+  EXPECT_TRUE(eq(s.share(1), 1, 1));
+}
+
+TEST(StrideSchedulerClasses, ConfigChangeRegroupsMembers) {
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
+  s.add(1, ContentClass::script);
+  for (MemberId id = 10; id < 15; ++id) s.add(id, ContentClass::image);
+  run(s, 77);
+  s.set_config(with_policy(SchedulingPolicy::fair));
+  auto c = count(run(s, 60));
+  for (MemberId id : {1, 10, 11, 12, 13, 14}) EXPECT_NEAR(c[id], 10, 1) << id;
+  s.set_config(with_policy(SchedulingPolicy::content));
+  auto d = count(run(s, 90));
+  EXPECT_NEAR(d[1], 60, 1);
+  for (MemberId id = 10; id < 15; ++id) EXPECT_NEAR(d[id], 6, 1) << id;
+  EXPECT_EQ(s.total_tickets(), 6u + 5 * 3);
+  EXPECT_EQ(s.ready_count(), 6u);
+}
+
+TEST(StrideSchedulerClasses, PickWithPredicateWalksClassesThenMembers) {
+  StrideScheduler s(with_policy(SchedulingPolicy::content));
+  s.add(1, ContentClass::html);
+  s.add(2, ContentClass::html);
+  s.add(3, ContentClass::image);
+  s.add(4, ContentClass::image);
+  // Html's members are both refused: the best image member comes next.
+  EXPECT_EQ(s.pick([](MemberId id) { return id >= 3; }), MemberId{3});
+  EXPECT_EQ(s.pick([](MemberId id) { return id == 4; }), MemberId{4});
+  EXPECT_EQ(s.pick([](MemberId id) { return id == 2; }), MemberId{2});
+  EXPECT_FALSE(s.pick([](MemberId id) { return id == 5; }).has_value());
 }
 
 }  // namespace
