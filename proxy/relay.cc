@@ -17,6 +17,10 @@ namespace asio = boost::asio;
 namespace {
 // Socket bytes moved per readiness wakeup before other relays get a turn.
 constexpr std::size_t kMaxBytesPerWakeup = 256 * 1024;
+// Stream bytes one write turn hands the socket: a stream holding MBs (the
+// socket was full meanwhile) went out in one turn of several ms on veths
+// (the receiver's TCP runs inline), and every other handler waited.
+constexpr std::size_t kMaxBytesPerWriteTurn = 256 * 1024;
 // Bytes one recv may put into the stream: as the scratch did (64 KB), so a
 // stream's buffer grows no faster than before.
 constexpr std::size_t kMaxBytesPerRead = 64 * 1024;
@@ -88,7 +92,7 @@ void Relay::start(StreamId id, ContentClass cls) {
 }
 
 void Relay::on_stream_readable() {
-  if (finished_ || !stream_started_ || waiting_writable_) return;
+  if (finished_ || !stream_started_ || waiting_writable_ || write_posted_) return;
   pump_stream_to_socket();
 }
 
@@ -241,8 +245,13 @@ void Relay::pump_stream_to_socket() {
   tunnel::Connection* c = owner_.connection(session_);
   if (!c) return on_connection_closed();
   bool read_any = false;
+  std::size_t turn_bytes = 0;
   while (!stream_fin_read_ && !stream_done_ && !finished_) {
-    const auto ready = c->stream_peek(id_);
+    if (turn_bytes >= kMaxBytesPerWriteTurn) {  // fairness: the rest in a turn of its own
+      write_soon();
+      break;
+    }
+    const auto ready = first_bytes(c->stream_peek(id_), kMaxBytesPerWriteTurn - turn_bytes);
     const std::size_t n = ready[0].size() + ready[1].size();
     std::size_t sent = 0;
     if (n > 0) {
@@ -256,6 +265,7 @@ void Relay::pump_stream_to_socket() {
     }
     bool fin = false;
     c->stream_consume(id_, sent, &fin, owner_.now());
+    turn_bytes += sent;
     read_any = read_any || sent > 0 || fin;
     if (fin) stream_fin_read_ = true;
     counters_.bytes_to_client += side_ == Side::branch ? sent : 0;
@@ -297,6 +307,23 @@ void Relay::wait_readable() {
                        if (ec || self->finished_) return;
                        self->pump_socket_to_stream();
                      });
+}
+
+void Relay::write_soon() {
+  if (write_posted_ || finished_) return;
+  write_posted_ = true;
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    self->write_posted_ = false;
+    if (self->finished_ || self->waiting_writable_) return;
+    self->pump_stream_to_socket();
+  });
+}
+
+std::array<std::span<const std::byte>, 2> first_bytes(const std::array<std::span<const std::byte>, 2>& pieces,
+                                                      std::size_t max_bytes) {
+  const std::size_t a = std::min(pieces[0].size(), max_bytes);
+  const std::size_t b = std::min(pieces[1].size(), max_bytes - a);
+  return {pieces[0].first(a), pieces[1].first(b)};
 }
 
 void Relay::wait_writable() {

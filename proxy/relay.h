@@ -57,6 +57,10 @@ class Relay;
 // listener's IPv4 clients and a v4 listener's are the same client.
 config::Ip16 ip16_of(const boost::asio::ip::address& address);
 
+// The first max_bytes of a stream's two pieces: one write turn's share.
+std::array<std::span<const std::byte>, 2> first_bytes(const std::array<std::span<const std::byte>, 2>& pieces,
+                                                      std::size_t max_bytes);
+
 // What a relay needs from the gateway that owns it.
 class RelayOwner {
  public:
@@ -157,6 +161,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   ssize_t send_pieces(const std::array<std::span<const std::byte>, 2>& pieces);
   void wait_readable();
   void wait_writable();
+  void write_soon();  // the write turn's budget ran out: the rest in a posted turn
   void maybe_finish();
   void reset_socket();
   void finish();
@@ -182,6 +187,7 @@ class Relay : public std::enable_shared_from_this<Relay> {
   bool socket_read_open_ = true;    // no EOF or error from the socket yet
   bool waiting_readable_ = false;
   bool waiting_writable_ = false;
+  bool write_posted_ = false;       // write_soon's turn is queued
   bool blocked_on_stream_ = false;  // the stream had no room: StreamWritable resumes
   bool stream_fin_read_ = false;    // the peer's FIN came out of the stream
   bool socket_write_shut_ = false;
