@@ -168,20 +168,11 @@ const StrideScheduler::Member* StrideScheduler::find(MemberId id) const {
 }
 
 void StrideScheduler::join_group(Member& m) {
-  Group& g = groups_[m.group];
-  if (g.members++ == 0) member_group_tickets_ += g.tickets;
-  g.weight += m.weight;
   total_tickets_ += m.tickets;
-  recount(m);
 }
 
 void StrideScheduler::leave_group(Member& m) {
   make_unready(m);
-  m.active = false;
-  recount(m);
-  Group& g = groups_[m.group];
-  if (--g.members == 0) member_group_tickets_ -= g.tickets;
-  g.weight -= m.weight;
   total_tickets_ -= m.tickets;
 }
 
@@ -193,7 +184,6 @@ void StrideScheduler::make_ready(MemberId id, std::uint32_t index, Member& m) {
                [this](std::uint32_t i) -> std::size_t& { return pool_[i].heap_index; });
   ready_tickets_ += m.tickets;
   ++ready_members_;
-  recount(m);
   group_changed(m.group);
 }
 
@@ -204,29 +194,7 @@ void StrideScheduler::make_unready(Member& m) {
                 [this](std::uint32_t i) -> std::size_t& { return pool_[i].heap_index; });
   ready_tickets_ -= m.tickets;
   --ready_members_;
-  recount(m);
   group_changed(m.group);
-}
-
-void StrideScheduler::recount(Member& m) {
-  const bool counted = m.active || m.heap_index != kNotReady;
-  if (counted == m.counted) return;
-  m.counted = counted;
-  Group& g = groups_[m.group];
-  if (counted) {
-    if (g.counted++ == 0) counted_group_tickets_ += g.tickets;
-    g.counted_weight += m.weight;
-  } else {
-    if (--g.counted == 0) counted_group_tickets_ -= g.tickets;
-    g.counted_weight -= m.weight;
-  }
-}
-
-void StrideScheduler::set_active(MemberId id, bool active) {
-  Member* m = find(id);
-  if (!m) return;
-  m->active = active;
-  recount(*m);
 }
 
 void StrideScheduler::refresh(MemberId id, std::uint32_t index, Member& m) {
@@ -234,8 +202,6 @@ void StrideScheduler::refresh(MemberId id, std::uint32_t index, Member& m) {
   const std::uint32_t w = weight_for(m);
   Group& g = groups_[m.group];
   total_tickets_ = total_tickets_ - m.tickets + t;
-  g.weight = g.weight - m.weight + w;
-  if (m.counted) g.counted_weight = g.counted_weight - m.weight + w;
   if (m.heap_index != kNotReady) {
     ready_tickets_ = ready_tickets_ - m.tickets + t;
     g.ready.update(m.heap_index, Slot{1, m.pass, id, index},
@@ -326,7 +292,6 @@ void StrideScheduler::set_class(MemberId id, ContentClass cls) {
     return;
   }
   const bool was_ready = m->heap_index != kNotReady;
-  const bool was_active = m->active;
   const std::uint32_t old_weight = m->weight;
   const std::uint64_t old_clock = groups_[m->group].virtual_pass;
   leave_group(*m);
@@ -338,7 +303,6 @@ void StrideScheduler::set_class(MemberId id, ContentClass cls) {
   // its own pass, level with the others once it wakes up (group_changed).
   m->pass = groups_[group].virtual_pass +
             rescaled_ahead(m->pass, old_clock, old_weight, m->weight);
-  m->active = was_active;
   join_group(*m);
   if (was_ready) make_ready(id, index, *m);
 }
@@ -350,12 +314,10 @@ void StrideScheduler::set_config(const SchedulerConfig& config) {
   for (std::size_t g = 0; g < kGroupCount; ++g) old_group_tickets[g] = groups_[g].tickets;
   std::vector<std::uint64_t> ahead(pool_.size(), 0);
   std::vector<bool> was_ready(pool_.size(), false);
-  std::vector<bool> was_active(pool_.size(), false);
   std::vector<std::uint32_t> old_weight(pool_.size(), 1);
   for (const auto& [id, index] : index_) {
     Member& m = pool_[index];
     was_ready[index] = m.heap_index != kNotReady;
-    was_active[index] = m.active;
     old_weight[index] = m.weight;
     ahead[index] = m.pass > groups_[m.group].virtual_pass ? m.pass - groups_[m.group].virtual_pass : 0;
     leave_group(m);
@@ -376,7 +338,6 @@ void StrideScheduler::set_config(const SchedulerConfig& config) {
     m.weight = weight_for(m);
     m.pass = groups_[m.group].virtual_pass +
              rescaled_ahead(ahead[index], 0, old_weight[index], m.weight);
-    m.active = was_active[index];
     join_group(m);
     if (was_ready[index]) make_ready(id, index, m);
   }
@@ -530,17 +491,6 @@ ScheduleShare lowest_terms(std::uint64_t num, std::uint64_t den) {
 
 }  // namespace
 
-ScheduleShare StrideScheduler::share(MemberId id) const {
-  const Member* m = find(id);
-  if (!m) return {};
-  const Group& g = groups_[m->group];
-  const std::uint64_t classes = counted_group_tickets_ + (g.counted == 0 ? g.tickets : 0);
-  const std::uint64_t members = g.counted_weight + (m->counted ? 0 : m->weight);
-  const ScheduleShare a = lowest_terms(g.tickets, classes);
-  const ScheduleShare b = lowest_terms(m->weight, members);
-  return lowest_terms(a.numerator * b.numerator, a.denominator * b.denominator);
-}
-
 std::optional<ScheduleShare> StrideScheduler::precedence_share(MemberId id) const {
   const Member* m = find(id);
   if (!m) return std::nullopt;
@@ -561,15 +511,6 @@ std::optional<ScheduleShare> StrideScheduler::precedence_share(MemberId id) cons
   }
   return lowest_terms(config_.render_blocking_cap_percent * std::uint64_t{g.tickets},
                       100 * tickets * members);
-}
-
-ScheduleShare StrideScheduler::share_among_all(MemberId id) const {
-  const Member* m = find(id);
-  if (!m) return {};
-  const Group& g = groups_[m->group];
-  const ScheduleShare a = lowest_terms(g.tickets, member_group_tickets_);
-  const ScheduleShare b = lowest_terms(m->weight, g.weight);
-  return lowest_terms(a.numerator * b.numerator, a.denominator * b.denominator);
 }
 
 std::size_t StrideScheduler::size() const { return index_.size(); }

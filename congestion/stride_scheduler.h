@@ -178,17 +178,6 @@ class StrideScheduler {
   // Running sums of tickets(id): over every member, and over ready members.
   std::uint64_t total_tickets() const { return total_tickets_; }
   std::uint64_t ready_tickets() const { return ready_tickets_; }
-  // A member that is not ready may still use the window (the ensemble: it has
-  // data in flight). Marked active, it counts in share() like a ready one.
-  void set_active(MemberId id, bool active);
-  // The fraction of the packets `id` gets while it and the ready or active
-  // members stay backlogged (it counts itself even if it is neither): its
-  // class's tickets over those of the classes with such members, times its
-  // tickets over its class's such members'. By tickets only: precedence
-  // (preempt) is not considered. In lowest terms. O(1).
-  ScheduleShare share(MemberId id) const;
-  // The same over every member, ready or not: a static split of the window.
-  ScheduleShare share_among_all(MemberId id) const;
   // The share of the packets `id` gets while it goes ahead of the others
   // (ScheduleShare), or nullopt while it takes turns by tickets: realtime
   // below its cap (the cap, split among the calls), the preempt class (all),
@@ -240,8 +229,6 @@ class StrideScheduler {
   struct Member {  // 40 bytes: AllocFree.IdleStreamHoldsAtMostOneKilobytePerSide
     ContentClass cls = ContentClass::bulk;
     std::uint8_t group = 0;
-    bool active = false;             // set_active
-    bool counted = false;            // in its class's counted figures: ready or active
     std::uint32_t tickets = 1;       // cached tickets_for(*this): the public figure
     std::uint32_t weight = 1;        // cached weight_for(*this): tickets within its class
     std::uint64_t pass = 0;          // its class's virtual time of its next packet
@@ -253,10 +240,6 @@ class StrideScheduler {
     std::uint64_t pass = 0;          // virtual_pass_ of the class's next packet
     std::uint64_t virtual_pass = 0;  // the members' clock
     std::uint32_t tickets = 1;       // cached group_tickets()
-    std::uint32_t members = 0;
-    std::uint64_t weight = 0;        // sum of the members' weights
-    std::uint32_t counted = 0;       // members ready or active
-    std::uint64_t counted_weight = 0;  // their weights
     std::size_t heap_index = kNotReady;
     Heap ready;                      // its ready members
   };
@@ -289,8 +272,6 @@ class StrideScheduler {
   void leave_group(Member& m);
   void make_ready(MemberId id, std::uint32_t index, Member& m);
   void make_unready(Member& m);
-  // Puts m in or out of its class's counted figures (ready or active).
-  void recount(Member& m);
   // Cached tickets and weight (and their sums) after m's class, policy or
   // packet count changed; re-keys m in its class's heap.
   void refresh(MemberId id, std::uint32_t index, Member& m);
@@ -312,8 +293,6 @@ class StrideScheduler {
   std::size_t ready_members_ = 0;
   std::uint64_t total_tickets_ = 0;
   std::uint64_t ready_tickets_ = 0;
-  std::uint64_t counted_group_tickets_ = 0;  // over classes with a member ready or active
-  std::uint64_t member_group_tickets_ = 0;   // over classes with a member
   // Realtime's and the render-blocking classes' deficit counters, in
   // hundredths of a packet.
   std::int64_t realtime_credit_ = 0;

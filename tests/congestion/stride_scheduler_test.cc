@@ -504,57 +504,6 @@ TEST(StrideSchedulerClasses, DecayAndFairStayPerStream) {
   EXPECT_EQ(count(seq)[2], 5);
 }
 
-TEST(StrideSchedulerClasses, ShareIsTheClassShareOverItsMembers) {
-  StrideScheduler s(with_policy(SchedulingPolicy::content));
-  s.add(1, ContentClass::script);
-  for (MemberId id = 10; id < 15; ++id) s.add(id, ContentClass::image);
-  auto eq = [](ScheduleShare a, std::uint64_t n, std::uint64_t d) {
-    return a.numerator == n && a.denominator == d;
-  };
-  EXPECT_TRUE(eq(s.share(1), 2, 3));    // 6 / 9
-  EXPECT_TRUE(eq(s.share(10), 1, 15));  // 3 / 9 / 5
-  s.set_ready(11, false);
-  EXPECT_TRUE(eq(s.share(10), 1, 12));  // 3 / 9 / 4 ready
-  EXPECT_TRUE(eq(s.share(11), 1, 15));  // counted as if ready: the joiner's share
-  EXPECT_TRUE(eq(s.share_among_all(10), 1, 15));
-  s.set_ready(1, false);
-  EXPECT_TRUE(eq(s.share(10), 1, 4));   // only images ready
-  EXPECT_TRUE(eq(s.share(1), 2, 3));    // a script joining: 6 / (6 + 3)
-  EXPECT_TRUE(eq(s.share(99), 0, 1));
-  StrideScheduler decay(with_policy(SchedulingPolicy::decay));
-  decay.add(1, ContentClass::bulk);
-  decay.add(2, ContentClass::bulk);
-  for (int i = 0; i < 5; ++i) decay.on_sent(1);  // 8 tickets vs 16
-  EXPECT_TRUE(eq(decay.share(2), 2, 3));
-}
-
-TEST(StrideSchedulerClasses, ActiveMembersCountInSharesWithoutBeingPicked) {
-  // The ensemble marks members with data in flight active: they still use
-  // the window, so a joiner's share counts them, but they are never picked.
-  StrideScheduler s(with_policy(SchedulingPolicy::content));
-  s.add(1, ContentClass::script);
-  s.add(2, ContentClass::image);
-  s.add(3, ContentClass::image);
-  for (MemberId id : {1, 2, 3}) s.set_ready(id, false);
-  s.set_active(1, true);
-  s.set_active(2, true);
-  auto eq = [](ScheduleShare a, std::uint64_t n, std::uint64_t d) {
-    return a.numerator == n && a.denominator == d;
-  };
-  EXPECT_TRUE(eq(s.share(3), 1, 6));  // 3 / 9, split with active member 2
-  EXPECT_FALSE(s.pick().has_value());
-  s.set_class(2, ContentClass::script);  // activity follows it to its new class
-  EXPECT_TRUE(eq(s.share(3), 1, 3));
-  EXPECT_TRUE(eq(s.share(1), 1, 2));   // only script members count: split in two
-  s.set_config(with_policy(SchedulingPolicy::fair));
-  EXPECT_TRUE(eq(s.share(3), 1, 3));   // fair: one in three
-  s.set_active(1, false);
-  s.set_active(2, false);
-  EXPECT_TRUE(eq(s.share(3), 1, 1));
-  s.remove(3);
-  EXPECT_TRUE(eq(s.share(1), 1, 1));
-}
-
 TEST(StrideSchedulerClasses, ConfigChangeRegroupsMembers) {
   StrideScheduler s(with_policy(SchedulingPolicy::content));
   s.add(1, ContentClass::script);
