@@ -81,6 +81,13 @@ class ImportFixture(unittest.TestCase):
         self.assertEqual(from_git, from_tree)
         self.assertEqual(from_git.replace(head, "0123abc"), self.text)
 
+    def test_a_generated_table_can_be_left_out(self):
+        text = run("--tree", FIXTURE, "--commit", "0123abc", "--skip-table", "teams_host_match")
+        self.assertNotIn("teams.example.com", text)
+        self.assertNotIn("teams_host_match (", text)
+        self.assertIn("// Tables left out (--skip-table): teams_host_match", text)
+        self.assertIn("zoom.us", text)
+
     def test_an_older_release_without_generated_tables_still_imports(self):
         with tempfile.TemporaryDirectory() as tmp:
             tree = os.path.join(tmp, "nDPI")
