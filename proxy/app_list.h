@@ -1,6 +1,7 @@
 // AppDetector over a newer nDPI host-name list than Debian's libndpi 4.2
-// (Feb 2022): proxy/app_list_data.inc, generated from upstream nDPI's
-// host_match[] by scripts/gen_ndpi_app_list.py (the header names the commit;
+// (Feb 2022): proxy/app_list_data.inc, imported from upstream nDPI's
+// host_match[] (and, in releases that have them, its generated per-service
+// host tables) by scripts/import-ndpi-hosts (the header names the commit;
 // LGPL-3.0-or-later like nDPI). Each pattern carries nDPI's application name
 // and category name, mapped to ours through ndpi_detector.h's tables, the same
 // ones the libndpi stage uses.

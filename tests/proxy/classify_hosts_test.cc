@@ -12,8 +12,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "config/net_prefix.h"
 #include "proxy/app_list.h"
 #include "proxy/classifier.h"
 #include "proxy/ndpi_detector.h"
@@ -113,6 +115,73 @@ TEST(ClassifyHosts, ListMatchesAtLabelBoundariesLongestFirst) {
   EXPECT_EQ(list.by_host("atv-ps.amazon.com")->application, "AmazonVideo");      // longer suffix first
   EXPECT_FALSE(list.by_host("").has_value());
   EXPECT_FALSE(list.by_host(".").has_value());
+}
+
+// The import (scripts/import-ndpi-hosts) reads nDPI's tables as C does: an
+// entry commented out upstream is not an entry, and one with a comment inside
+// it still is. The earlier generator took the commented-out ".googlezip.net"
+// (Google, names under it only: googlezip.net itself matched nothing) and
+// dropped "dnsbl." (a comment between its fields).
+TEST(ClassifyHosts, TheListHoldsUpstreamsLiveEntriesOnly) {
+  const AppListDetector list(nullptr);
+  ASSERT_TRUE(list.by_host("googlezip.net").has_value());
+  EXPECT_EQ(list.by_host("googlezip.net")->application, "DataSaver");
+  EXPECT_EQ(list.by_host("check.googlezip.net")->application, "DataSaver");
+  ASSERT_TRUE(list.by_host("www.dnsbl.info").has_value());
+  EXPECT_EQ(list.by_host("www.dnsbl.info")->application, "Cybersec");
+}
+
+// A stand-in for libndpi 4.2 behind the list: what it knows, by name and address.
+class OlderDetector final : public AppDetector {
+ public:
+  std::optional<AppMatch> by_host(std::string_view host) const override {
+    if (host == "zoom.us") return AppMatch{"OldZoom", ContentClass::bulk};
+    if (host == "only-older.example") return AppMatch{"OlderOnly", ContentClass::interactive};
+    return std::nullopt;
+  }
+  std::optional<AppMatch> by_address(const tunnel::Destination&) const override {
+    return AppMatch{"ByAddress", ContentClass::streaming};
+  }
+};
+
+TEST(ClassifyHosts, TheListAnswersFirstAndUnknownNamesFallThrough) {
+  const OlderDetector older;
+  const AppListDetector chain(&older);
+  EXPECT_EQ(chain.by_host("zoom.us")->application, "Zoom");  // both know it: the newer data wins
+  EXPECT_EQ(chain.by_host("zoom.us")->category, ContentClass::realtime);
+  ASSERT_TRUE(chain.by_host("only-older.example").has_value());  // the list lacks it: the older engine's
+  EXPECT_EQ(chain.by_host("only-older.example")->application, "OlderOnly");
+  EXPECT_FALSE(chain.by_host("nobody.example").has_value());  // neither: the classifier's later stages
+  EXPECT_EQ(chain.by_address(tunnel::Destination{})->application, "ByAddress");  // addresses: the older engine
+  EXPECT_FALSE(AppListDetector(nullptr).by_host("only-older.example").has_value());
+}
+
+TEST(ClassifyHosts, AdminRulesComeBeforeTheList) {
+  const AppListDetector list(nullptr);
+  config::ClassifyConfig c;
+  c.sni = {{"*.zoom.us", ContentClass::bulk}};
+  c.destinations = {{std::get<config::DestinationRule>(config::parse_destination_rule("198.51.100.9/32")),
+                     ContentClass::interactive}};
+  const Classifier k{c, &list};
+  const auto rule = k.class_of_sni("us02web.zoom.us");  // the admin's pattern, though the list knows Zoom
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(rule->cls, ContentClass::bulk);
+  EXPECT_EQ(rule->stage, Stage::sni_rule);
+  const auto listed = k.class_of_sni("zoom.us");  // "*.zoom.us" is not zoom.us itself
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ(listed->cls, ContentClass::realtime);
+  EXPECT_EQ(listed->stage, Stage::sni_detector);
+  EXPECT_EQ(listed->application, "Zoom");
+  tunnel::Destination d;
+  d.address[0] = 198; d.address[1] = 51; d.address[2] = 100; d.address[3] = 9;
+  d.port = 443;
+  const auto final_rule = k.classify_named(d, std::string_view("zoom.us"));  // a destination rule first of all
+  EXPECT_EQ(final_rule.stage, Stage::destination_rule);
+  EXPECT_EQ(final_rule.cls, ContentClass::interactive);
+  d.address[3] = 10;
+  const auto unknown = k.classify_named(d, std::string_view("nobody.example"));  // nothing knew it
+  EXPECT_EQ(unknown.stage, Stage::unknown_host);
+  EXPECT_EQ(unknown.cls, ContentClass::web);
 }
 
 // A detector that knows every name as a company's site (web).
