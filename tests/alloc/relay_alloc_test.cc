@@ -111,7 +111,7 @@ class RelayPair : public test_support::MemoryPair {
     // Keep the client's socket full: the relay reads it as the stream takes.
     for (;;) {
       const std::size_t at = written_ % 251;
-      const std::size_t size = static_cast<std::size_t>(std::min<std::uint64_t>(source_.size() - at, total_ - written_));
+      const auto size = static_cast<std::size_t>(std::min<std::uint64_t>(source_.size() - at, total_ - written_));
       if (size == 0) break;
       const ssize_t n = ::send(client_tcp_.theirs.native_handle(), source_.data() + at, size,
                                MSG_DONTWAIT | MSG_NOSIGNAL);
