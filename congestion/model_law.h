@@ -82,9 +82,10 @@ class ModelLaw final : public WindowLaw {
   static constexpr Duration kMinRttWindow = ms(10'000);
   static constexpr Duration kCompetitiveMinRttWindow = ms(60'000);
   static constexpr Duration kProbeRttDuration = ms(200);
-  static constexpr std::uint32_t kStandingCycles = 2;
+  static constexpr Duration kStandingWindow = ms(3'000);
   static constexpr std::uint32_t kLossWindowRounds = 8;
   static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
+  static constexpr std::uint32_t kMinCompetingFlows = 1;
 
   explicit ModelLaw(const WindowLawParams& params);
 
@@ -92,10 +93,12 @@ class ModelLaw final : public WindowLaw {
   ByteCount ssthresh_bytes() const override;
   void on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
               std::uint32_t n_flows) override;
-  // Loss rounds: the answer is in on_packets_lost (no multiplicative cut).
-  void on_congestion_event(Instant /*now*/, std::uint32_t /*n_flows*/) override {}
-  void on_congestion_events(Instant /*now*/, std::uint32_t /*n*/, std::uint32_t /*c*/) override {}
-  void on_random_loss_events(Instant /*now*/, std::uint32_t /*n*/, std::uint32_t /*c*/) override {}
+  // Loss rounds: the model's answer is in on_packets_lost (no multiplicative
+  // cut); competing, the embedded CUBIC's, as the domain counts them for a
+  // CUBIC flow (one per member's recovery episode, random ones cut less).
+  void on_congestion_event(Instant now, std::uint32_t n_flows) override;
+  void on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
+  void on_random_loss_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
   void set_params(const WindowLawParams& params) override;
@@ -123,6 +126,7 @@ class ModelLaw final : public WindowLaw {
 
   double mss() const { return static_cast<double>(params_.max_datagram_bytes); }
   ByteCount min_cwnd() const { return kMinCwndPackets * params_.max_datagram_bytes; }
+  std::uint32_t competing_flows() const { return std::max(n_flows_, kMinCompetingFlows); }
   void update_bw(const RateSample& rs);
   void update_min_rtt(const RateSample& rs, Instant now);
   void on_round_start(const RateSample& rs);
@@ -132,6 +136,10 @@ class ModelLaw final : public WindowLaw {
   void advance_probe_bw(ByteCount inflight, Instant now);
   bool probe_found_room() const;
   void end_cycle(Instant now);
+  Duration standing_threshold() const;
+  Duration own_target_delay() const;  // the queue target at bw
+  ByteCount other_queue_bytes() const;
+  void enter_competitive();
   void enter_phase(Phase phase, Instant now);
   void enter_probe_rtt(Instant now);
   void check_probe_rtt(ByteCount inflight, Instant now);
@@ -173,10 +181,10 @@ class ModelLaw final : public WindowLaw {
   Duration cycle_length_{};
   std::optional<Duration> cycle_min_rtt_;
 
-  std::uint32_t standing_cycles_ = 0;
+  Duration other_delay_{0};  // the last cycle's min RTT above min_rtt, up to the threshold
+  Instant last_near_min_{};  // the last RTT sample within standing_threshold() of min_rtt
   std::uint64_t cycle_count_ = 0;
   bool cycle_drains_ = true;
-  double bw_before_standing_ = 0;
   std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 
   // ProbeRTT.
@@ -187,7 +195,6 @@ class ModelLaw final : public WindowLaw {
   bool competitive_ = false;
   Cubic cubic_;
   std::uint32_t n_flows_ = 1;
-  std::uint64_t cubic_cut_round_ = ~std::uint64_t{0};
 };
 
 }  // namespace egw::congestion
