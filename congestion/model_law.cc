@@ -126,6 +126,8 @@ void ModelLaw::update_bw(const RateSample& rs) {
 void ModelLaw::update_min_rtt(const RateSample& rs, Instant now) {
   if (!rs.rtt || *rs.rtt <= Duration{0}) return;
   const Duration rtt = *rs.rtt;
+  const Instant previous_sample = last_rtt_sample_;
+  last_rtt_sample_ = now;
   if (state_ == State::probe_rtt) {
     probe_rtt_min_ = probe_rtt_min_ ? std::min(*probe_rtt_min_, rtt) : rtt;
   }
@@ -135,7 +137,11 @@ void ModelLaw::update_min_rtt(const RateSample& rs, Instant now) {
     last_near_min_ = now;
     return;
   }
-  if (rtt <= *min_rtt_ + standing_threshold()) last_near_min_ = now;
+  // A pause in the samples (idle, app-limited) is no evidence of a queue. A
+  // window-limited sender, even a starved one, gets one every round trip.
+  const Duration rtt_now = srtt_ ? std::max(*srtt_, rtt) : rtt;
+  const bool gap = now - previous_sample > std::max<Duration>(kSampleGap, 2 * rtt_now);
+  if (gap || rtt <= *min_rtt_ + standing_threshold()) last_near_min_ = now;
   // A sample near the minimum confirms it: with a drained queue every cycle
   // the model needs no ProbeRTT to stay fresh.
   const Duration tolerance = std::max<Duration>(ms(1), *min_rtt_ / 16);
@@ -185,13 +191,16 @@ void ModelLaw::advance_state(ByteCount inflight, Instant now) {
       // drain rate stays above the BDP (the RTT is longer than min_rtt).
       if (inflight <= bdp_bytes() || round_ - phase_start_round_ >= 3) {
         state_ = State::probe_bw;
+        last_near_min_ = now;  // startup's queue was ours: the evidence starts here
         enter_phase(Phase::down, now);
       }
       break;
     case State::probe_bw: advance_probe_bw(inflight, now); break;
     case State::probe_rtt: check_probe_rtt(inflight, now); return;
   }
-  if (state_ == State::probe_bw && !competitive_ && now - last_near_min_ >= kStandingWindow) {
+  // Judged on a fresh RTT sample (update_min_rtt ran: a pause reset it).
+  if (state_ == State::probe_bw && !competitive_ && last_rtt_sample_ == now &&
+      now - last_near_min_ >= kStandingWindow) {
     enter_competitive();
   }
   // Competing, ProbeRTT would only measure the other queue and take it for
@@ -223,7 +232,10 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
     case Phase::down:
       // Our queue is gone once the flight is down to the BDP; a bound of 3
       // rounds for a model that overestimates bw.
-      if (competitive_ ? rounds >= 2 : (inflight <= bdp_bytes() + other_queue_bytes() || rounds >= 3)) {
+      // Down to the BDP, not BDP + other_queue_bytes(): the cycle's min RTT
+      // must see our queue gone, or other_delay_ would take it for another's
+      // and the window would keep it.
+      if (competitive_ ? rounds >= 2 : (inflight <= bdp_bytes() || rounds >= 3)) {
         enter_phase(Phase::cruise, now);
       }
       break;
@@ -271,6 +283,7 @@ void ModelLaw::end_cycle(Instant now) {
       *cycle_min_rtt_ <= *min_rtt_ + standing_threshold()) {
     competitive_ = false;
     last_near_min_ = now;
+    other_delay_ = Duration{0};  // measured beside the queue that is gone
   }
   ++cycle_count_;
   // BBRv3: the max filter spans this cycle and the last one.
@@ -281,11 +294,13 @@ void ModelLaw::end_cycle(Instant now) {
 
 // The RTT above min_rtt that no queue of our own explains. Ours stays below
 // it: CRUISE keeps the queue target (at least 4 packets: 48 ms on a
-// 1 Mbit/s line), UP adds a quarter of min_rtt, DOWN drains. Half of
-// min_rtt also covers a reverse path's queue that is the gateways' own (on
-// the asymmetric line the upload's, 34 ms over a 66 ms path in the
-// simulator, in the download's ACK path). A CUBIC flow in a deep buffer
-// keeps several min_rtt (the WAN lab's 600 packets: 230-360 ms over 60).
+// 1 Mbit/s line), UP adds a quarter of min_rtt, DOWN drains. One min_rtt
+// also covers a reverse path's queue that is the gateways' own (on the
+// asymmetric line the upload's, 40-90 ms over a 66 ms path in the
+// simulator, in the download's ACK path; with half of min_rtt the hub
+// competed). A CUBIC flow in a deep buffer keeps several min_rtt (the WAN
+// lab's 600 packets: 230-360 ms over 60); a queue it keeps below one
+// min_rtt the window covers (other_queue_bytes).
 Duration ModelLaw::standing_threshold() const {
   return std::max({2 * kQueueTarget, min_rtt_.value_or(Duration{0}), 2 * own_target_delay()});
 }
@@ -299,13 +314,14 @@ Duration ModelLaw::own_target_delay() const {
 // Copa's rule, our constants: if the RTT did not come near min_rtt once in
 // kStandingWindow (Copa: 5 RTTs; ours spans a whole ProbeBW cycle, so also
 // the peer gateway's drain of a shared reverse queue), somebody else keeps
-// a standing queue. Compete as CUBIC from the window that carried the rate
-// the model had (its max filter still holds the last cycle): a collapsed
-// window would need tens of seconds of cubic growth to reach a share.
+// a standing queue. Compete as CUBIC, by slow start from the current flight
+// up to the first loss round (as a CUBIC flow that joins): from the flight
+// in congestion avoidance, cubic growth (flat near its start) needed tens
+// of seconds to reach a share; from the rate before the queue times the RTT
+// the ensemble took 2.1x one CUBIC flow beside four in the simulator.
 void ModelLaw::enter_competitive() {
   competitive_ = true;
-  const auto start = cwnd_;
-  cubic_.set_state(start, kInfiniteSsthresh);
+  cubic_.set_state(cwnd_, kInfiniteSsthresh);
   cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
 }
 
@@ -359,6 +375,7 @@ void ModelLaw::check_probe_rtt(ByteCount inflight, Instant now) {
   if (now < *probe_rtt_done_ || round_ == phase_start_round_) return;
   if (probe_rtt_min_) min_rtt_ = *probe_rtt_min_;
   min_rtt_stamp_ = now;
+  last_near_min_ = now;
   state_ = State::probe_bw;
   enter_phase(Phase::down, now);
 }

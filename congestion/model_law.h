@@ -37,15 +37,23 @@
 // RTO collapses cwnd to one packet; it grows back by the bytes acked.
 //
 // Competition (the Vegas problem): a delay-targeting law starves beside a
-// buffer filler. When for 2 cycles in a row even DOWN's RTT stays above
-// min_rtt + max(2 x 5 ms, min_rtt / 8), somebody else keeps a standing
-// queue (and min_rtt is not expired into a ProbeRTT meanwhile): the law
-// switches to competitive mode, where the window is an embedded CUBIC
-// (congestion/cubic.h) emulating n_flows flows (one cut per loss round),
-// sent by the ACK clock, with a DOWN phase every 4th cycle. When such a
-// DOWN sees the RTT near min_rtt again, the other queue is gone and the
-// model is back. n_flows matters only there: `single` coupling competes as
-// one CUBIC flow, `n_flows` as n.
+// buffer filler. The standing threshold is max(10 ms, min_rtt, 2 x the
+// queue target at bw): above it no queue of ours explains the RTT (ours is
+// the target, UP adds a quarter of min_rtt). When no RTT sample came within
+// it of min_rtt for 3 s (Copa's rule: the queue must empty once in a while;
+// Copa watches 5 RTTs, we a whole 2-3 s cycle, which holds our DOWN and the
+// peer gateway's, whose queue may sit in our ACK path), somebody else keeps
+// a standing queue: the law switches to competitive mode, where the window
+// is an embedded CUBIC (congestion/cubic.h), entered by slow start from the
+// current flight, cut once per loss round as the domain counts them for a
+// CUBIC flow, sent by the ACK clock, with a DOWN phase every 4th cycle.
+// When such a DOWN sees the RTT near min_rtt again, the other queue is gone
+// and the model is back. It emulates max(n_flows, 2) flows: `single`
+// coupling competes as two CUBIC flows (the ensemble arrives seconds after
+// flows that already hold the buffer, and CUBIC converges slowly: as one
+// flow it got 0.38x one CUBIC flow in the WAN lab's 15 s run). A standing
+// delay below the threshold that is not ours (a reverse path's queue) is
+// covered by the window, not competed with: the pacer keeps sending at bw.
 #pragma once
 
 #include <array>
@@ -83,9 +91,10 @@ class ModelLaw final : public WindowLaw {
   static constexpr Duration kCompetitiveMinRttWindow = ms(60'000);
   static constexpr Duration kProbeRttDuration = ms(200);
   static constexpr Duration kStandingWindow = ms(3'000);
+  static constexpr Duration kSampleGap = ms(200);
   static constexpr std::uint32_t kLossWindowRounds = 8;
   static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
-  static constexpr std::uint32_t kMinCompetingFlows = 1;
+  static constexpr std::uint32_t kMinCompetingFlows = 2;
 
   explicit ModelLaw(const WindowLawParams& params);
 
@@ -182,6 +191,7 @@ class ModelLaw final : public WindowLaw {
   std::optional<Duration> cycle_min_rtt_;
 
   Duration other_delay_{0};  // the last cycle's min RTT above min_rtt, up to the threshold
+  Instant last_rtt_sample_{};
   Instant last_near_min_{};  // the last RTT sample within standing_threshold() of min_rtt
   std::uint64_t cycle_count_ = 0;
   bool cycle_drains_ = true;
