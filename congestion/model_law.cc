@@ -232,9 +232,6 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
     case Phase::down:
       // Our queue is gone once the flight is down to the BDP; a bound of 3
       // rounds for a model that overestimates bw.
-      // Down to the BDP, not BDP + other_queue_bytes(): the cycle's min RTT
-      // must see our queue gone, or other_delay_ would take it for another's
-      // and the window would keep it.
       if (competitive_ ? rounds >= 2 : (inflight <= bdp_bytes() || rounds >= 3)) {
         enter_phase(Phase::cruise, now);
       }
@@ -272,18 +269,12 @@ bool ModelLaw::probe_found_room() const {
 }
 
 void ModelLaw::end_cycle(Instant now) {
-  if (!competitive_ && cycle_min_rtt_ && min_rtt_) {
-    // Less our own queue target: counted as another's, the window would
-    // grow by our own queue, and the queue by the window.
-    other_delay_ = std::clamp(*cycle_min_rtt_ - *min_rtt_ - own_target_delay(), Duration{0}, standing_threshold());
-  }
   // Competing, a drained cycle whose RTT came near min_rtt again: the other
   // queue is gone, the model is back.
   if (competitive_ && cycle_drains_ && cycle_min_rtt_ && min_rtt_ &&
       *cycle_min_rtt_ <= *min_rtt_ + standing_threshold()) {
     competitive_ = false;
     last_near_min_ = now;
-    other_delay_ = Duration{0};  // measured beside the queue that is gone
   }
   ++cycle_count_;
   // BBRv3: the max filter spans this cycle and the last one.
@@ -299,8 +290,7 @@ void ModelLaw::end_cycle(Instant now) {
 // asymmetric line the upload's, 40-90 ms over a 66 ms path in the
 // simulator, in the download's ACK path; with half of min_rtt the hub
 // competed). A CUBIC flow in a deep buffer keeps several min_rtt (the WAN
-// lab's 600 packets: 230-360 ms over 60); a queue it keeps below one
-// min_rtt the window covers (other_queue_bytes).
+// lab's 600 packets: 230-360 ms over 60).
 Duration ModelLaw::standing_threshold() const {
   return std::max({2 * kQueueTarget, min_rtt_.value_or(Duration{0}), 2 * own_target_delay()});
 }
@@ -392,22 +382,11 @@ ByteCount ModelLaw::target_cwnd() const {
     case State::probe_rtt: return std::max(bdp / 2, min_cwnd());
     case State::probe_bw: break;
   }
-  const ByteCount target = queue_target_bytes() + other_queue_bytes();
+  const ByteCount target = queue_target_bytes();
   if (phase_ == Phase::up) {
     return static_cast<ByteCount>(kUpGain * static_cast<double>(bdp)) + target;
   }
   return bdp + target;
-}
-
-// A standing delay below standing_threshold() that is not ours (a reverse
-// path's queue: the download's ACKs behind the upload on an asymmetric
-// line; a loss-based flow's queue in a shallow buffer): the window covers it,
-// the pacer still sends at bw, so our own queue does not grow. Without it
-// the window-limited rate falls below bw and the bw filter follows it down
-// (the Vegas spiral): the download on the simulator's asymmetric line got
-// 55 % instead of 74 %.
-ByteCount ModelLaw::other_queue_bytes() const {
-  return static_cast<ByteCount>(bw_bytes_per_s() * to_seconds(other_delay_));
 }
 
 void ModelLaw::update_cwnd(ByteCount acked_bytes) {
