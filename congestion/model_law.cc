@@ -287,7 +287,7 @@ void ModelLaw::end_cycle(Instant now) {
 // it: CRUISE keeps the queue target (at least 4 packets: 48 ms on a
 // 1 Mbit/s line), UP adds a quarter of min_rtt, DOWN drains. One min_rtt
 // also covers a reverse path's queue that is the gateways' own (on the
-// asymmetric line the upload's, 40-90 ms over a 66 ms path in the
+// asymmetric line the upload's, 34-42 ms over a 66 ms path in the
 // simulator, in the download's ACK path; with half of min_rtt the hub
 // competed). A CUBIC flow in a deep buffer keeps several min_rtt (the WAN
 // lab's 600 packets: 230-360 ms over 60).
