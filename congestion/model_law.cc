@@ -36,7 +36,7 @@ void ModelLaw::on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
   n_flows_ = std::max<std::uint32_t>(n_flows, 1);
   if (rtt.srtt > Duration{0}) srtt_ = rtt.srtt;
   if (!competitive_) return;  // the model's window moves with rate samples
-  cubic_.on_ack(acked_bytes, rtt, now, n_flows_);
+  cubic_.on_ack(acked_bytes, rtt, now, competing_flows());
   cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
   if (state_ == State::probe_bw && phase_ == Phase::down) cwnd_ = std::min(cwnd_, bdp_bytes());
   cwnd_ = std::max(cwnd_, min_cwnd());
@@ -126,14 +126,22 @@ void ModelLaw::update_bw(const RateSample& rs) {
 void ModelLaw::update_min_rtt(const RateSample& rs, Instant now) {
   if (!rs.rtt || *rs.rtt <= Duration{0}) return;
   const Duration rtt = *rs.rtt;
+  const Instant previous_sample = last_rtt_sample_;
+  last_rtt_sample_ = now;
   if (state_ == State::probe_rtt) {
     probe_rtt_min_ = probe_rtt_min_ ? std::min(*probe_rtt_min_, rtt) : rtt;
   }
   if (!min_rtt_ || rtt < *min_rtt_) {
     min_rtt_ = rtt;
     min_rtt_stamp_ = now;
+    last_near_min_ = now;
     return;
   }
+  // A pause in the samples (idle, app-limited) is no evidence of a queue. A
+  // window-limited sender, even a starved one, gets one every round trip.
+  const Duration rtt_now = srtt_ ? std::max(*srtt_, rtt) : rtt;
+  const bool gap = now - previous_sample > std::max<Duration>(kSampleGap, 2 * rtt_now);
+  if (gap || rtt <= *min_rtt_ + standing_threshold()) last_near_min_ = now;
   // A sample near the minimum confirms it: with a drained queue every cycle
   // the model needs no ProbeRTT to stay fresh.
   const Duration tolerance = std::max<Duration>(ms(1), *min_rtt_ / 16);
@@ -183,16 +191,21 @@ void ModelLaw::advance_state(ByteCount inflight, Instant now) {
       // drain rate stays above the BDP (the RTT is longer than min_rtt).
       if (inflight <= bdp_bytes() || round_ - phase_start_round_ >= 3) {
         state_ = State::probe_bw;
+        last_near_min_ = now;  // startup's queue was ours: the evidence starts here
         enter_phase(Phase::down, now);
       }
       break;
     case State::probe_bw: advance_probe_bw(inflight, now); break;
     case State::probe_rtt: check_probe_rtt(inflight, now); return;
   }
-  // Suspecting someone else's standing queue, ProbeRTT would only measure
-  // it and take it for the path's RTT: the competitive window then.
-  const Duration window =
-      competitive_ || standing_cycles_ > 0 ? kCompetitiveMinRttWindow : kMinRttWindow;
+  // Judged on a fresh RTT sample (update_min_rtt ran: a pause reset it).
+  if (state_ == State::probe_bw && !competitive_ && last_rtt_sample_ == now &&
+      now - last_near_min_ >= kStandingWindow) {
+    enter_competitive();
+  }
+  // Competing, ProbeRTT would only measure the other queue and take it for
+  // the path's RTT.
+  const Duration window = competitive_ ? kCompetitiveMinRttWindow : kMinRttWindow;
   if (state_ == State::probe_bw && min_rtt_ && now - min_rtt_stamp_ > window) {
     if (competitive_) {
       // A standing queue for a minute: take the RTT as it now is (a route
@@ -256,31 +269,50 @@ bool ModelLaw::probe_found_room() const {
 }
 
 void ModelLaw::end_cycle(Instant now) {
-  // Did even the drained phase see the RTT near its minimum? If not, a
-  // standing queue that is not ours sits at the bottleneck.
-  if (cycle_drains_ && cycle_min_rtt_ && min_rtt_) {
-    const Duration threshold = std::max<Duration>(2 * kQueueTarget, *min_rtt_ / 8);
-    if (*cycle_min_rtt_ > *min_rtt_ + threshold) {
-      // The rate the model had before the queue appeared: where competing
-      // starts from (by then the starved model's own estimate is low).
-      if (standing_cycles_++ == 0) bw_before_standing_ = bw_bytes_per_s();
-    } else {
-      standing_cycles_ = 0;
-      competitive_ = false;
-    }
-  }
-  if (!competitive_ && standing_cycles_ >= kStandingCycles) {
-    competitive_ = true;
-    const double rtt_s = to_seconds(srtt_ ? *srtt_ : min_rtt_.value_or(Duration{0}));
-    const auto start = std::max(cwnd_, static_cast<ByteCount>(bw_before_standing_ * rtt_s));
-    cubic_.set_state(start, start);  // congestion avoidance from there
-    cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+  // Competing, a drained cycle whose RTT came near min_rtt again: the other
+  // queue is gone, the model is back.
+  if (competitive_ && cycle_drains_ && cycle_min_rtt_ && min_rtt_ &&
+      *cycle_min_rtt_ <= *min_rtt_ + standing_threshold()) {
+    competitive_ = false;
+    last_near_min_ = now;
   }
   ++cycle_count_;
   // BBRv3: the max filter spans this cycle and the last one.
   bw_hi_[0] = bw_hi_[1];
   bw_hi_[1] = 0;
   enter_phase(Phase::up, now);
+}
+
+// The RTT above min_rtt that no queue of our own explains. Ours stays below
+// it: CRUISE keeps the queue target (at least 4 packets: 48 ms on a
+// 1 Mbit/s line), UP adds a quarter of min_rtt, DOWN drains. One min_rtt
+// also covers a reverse path's queue that is the gateways' own (on the
+// asymmetric line the upload's, 34-42 ms over a 66 ms path in the
+// simulator, in the download's ACK path; with half of min_rtt the hub
+// competed). A CUBIC flow in a deep buffer keeps several min_rtt (the WAN
+// lab's 600 packets: 230-360 ms over 60).
+Duration ModelLaw::standing_threshold() const {
+  return std::max({2 * kQueueTarget, min_rtt_.value_or(Duration{0}), 2 * own_target_delay()});
+}
+
+Duration ModelLaw::own_target_delay() const {
+  const double bw = bw_bytes_per_s();
+  if (bw <= 0) return Duration{0};
+  return Duration{static_cast<std::int64_t>(1e6 * static_cast<double>(queue_target_bytes()) / bw)};
+}
+
+// Copa's rule, our constants: if the RTT did not come near min_rtt once in
+// kStandingWindow (Copa: 5 RTTs; ours spans a whole ProbeBW cycle, so also
+// the peer gateway's drain of a shared reverse queue), somebody else keeps
+// a standing queue. Compete as CUBIC, by slow start from the current flight
+// up to the first loss round (as a CUBIC flow that joins): from the flight
+// in congestion avoidance, cubic growth (flat near its start) needed tens
+// of seconds to reach a share; from the rate before the queue times the RTT
+// the ensemble took 2.1x one CUBIC flow beside four in the simulator.
+void ModelLaw::enter_competitive() {
+  competitive_ = true;
+  cubic_.set_state(cwnd_, kInfiniteSsthresh);
+  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
 }
 
 void ModelLaw::enter_phase(Phase phase, Instant now) {
@@ -333,6 +365,7 @@ void ModelLaw::check_probe_rtt(ByteCount inflight, Instant now) {
   if (now < *probe_rtt_done_ || round_ == phase_start_round_) return;
   if (probe_rtt_min_) min_rtt_ = *probe_rtt_min_;
   min_rtt_stamp_ = now;
+  last_near_min_ = now;
   state_ = State::probe_bw;
   enter_phase(Phase::down, now);
 }
@@ -374,14 +407,28 @@ void ModelLaw::update_cwnd(ByteCount acked_bytes) {
   cwnd_ = std::max(std::min(cwnd_, inflight_hi_), min_cwnd());
 }
 
+// One cut per loss round as the domain counts them: cut once per round trip
+// of our own (the former rule), a loss burst whose detection spanned two
+// rounds cut twice, and the ensemble took 0.41x one CUBIC flow beside four
+// over 20-40 s in the simulator (19 cuts against their 8.5 each).
+void ModelLaw::on_congestion_event(Instant now, std::uint32_t /*n_flows*/) {
+  on_congestion_events(now, 1, 1);
+}
+
+void ModelLaw::on_congestion_events(Instant now, std::uint32_t /*n_flows*/, std::uint32_t count) {
+  if (!competitive_) return;
+  cubic_.on_congestion_events(now, competing_flows(), count);
+  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+}
+
+void ModelLaw::on_random_loss_events(Instant now, std::uint32_t /*n_flows*/, std::uint32_t count) {
+  if (!competitive_) return;
+  cubic_.on_random_loss_events(now, competing_flows(), count);
+  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+}
+
 void ModelLaw::on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, Instant now) {
   round_loss_.lost += lost_bytes;
-  if (competitive_ && cubic_cut_round_ != round_) {
-    // CUBIC's answer, once per round trip.
-    cubic_cut_round_ = round_;
-    cubic_.on_congestion_event(now, n_flows_);
-    cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
-  }
   if (loss_response_round_ != round_ && loss_too_high(prior_in_flight)) {
     loss_response_round_ = round_;
     on_loss_too_high(prior_in_flight, now);

@@ -37,15 +37,23 @@
 // RTO collapses cwnd to one packet; it grows back by the bytes acked.
 //
 // Competition (the Vegas problem): a delay-targeting law starves beside a
-// buffer filler. When for 2 cycles in a row even DOWN's RTT stays above
-// min_rtt + max(2 x 5 ms, min_rtt / 8), somebody else keeps a standing
-// queue (and min_rtt is not expired into a ProbeRTT meanwhile): the law
-// switches to competitive mode, where the window is an embedded CUBIC
-// (congestion/cubic.h) emulating n_flows flows (one cut per loss round),
-// sent by the ACK clock, with a DOWN phase every 4th cycle. When such a
-// DOWN sees the RTT near min_rtt again, the other queue is gone and the
-// model is back. n_flows matters only there: `single` coupling competes as
-// one CUBIC flow, `n_flows` as n.
+// buffer filler. The standing threshold is max(10 ms, min_rtt, 2 x the
+// queue target at bw): above it no queue of ours explains the RTT (ours is
+// the target, UP adds a quarter of min_rtt). When no RTT sample came within
+// it of min_rtt for 3 s (Copa's rule: the queue must empty once in a while;
+// Copa watches 5 RTTs, we a whole 2-3 s cycle, which holds our DOWN and the
+// peer gateway's, whose queue may sit in our ACK path), somebody else keeps
+// a standing queue: the law switches to competitive mode, where the window
+// is an embedded CUBIC (congestion/cubic.h), entered by slow start from the
+// current flight, cut once per loss round as the domain counts them for a
+// CUBIC flow, sent by the ACK clock, with a DOWN phase every 4th cycle.
+// When such a DOWN sees the RTT near min_rtt again, the other queue is gone
+// and the model is back. It emulates max(n_flows, 2) flows: `single`
+// coupling competes as two CUBIC flows (the ensemble arrives seconds after
+// flows that already hold the buffer, and CUBIC converges slowly: as one
+// flow it got 0.38x one CUBIC flow in the WAN lab's 15 s run). A standing
+// delay below the threshold is left alone (a window that covered it cost
+// the lossy link's upload ~10 points in the WAN lab).
 #pragma once
 
 #include <array>
@@ -82,9 +90,11 @@ class ModelLaw final : public WindowLaw {
   static constexpr Duration kMinRttWindow = ms(10'000);
   static constexpr Duration kCompetitiveMinRttWindow = ms(60'000);
   static constexpr Duration kProbeRttDuration = ms(200);
-  static constexpr std::uint32_t kStandingCycles = 2;
+  static constexpr Duration kStandingWindow = ms(3'000);
+  static constexpr Duration kSampleGap = ms(200);
   static constexpr std::uint32_t kLossWindowRounds = 8;
   static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
+  static constexpr std::uint32_t kMinCompetingFlows = 2;
 
   explicit ModelLaw(const WindowLawParams& params);
 
@@ -92,10 +102,12 @@ class ModelLaw final : public WindowLaw {
   ByteCount ssthresh_bytes() const override;
   void on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
               std::uint32_t n_flows) override;
-  // Loss rounds: the answer is in on_packets_lost (no multiplicative cut).
-  void on_congestion_event(Instant /*now*/, std::uint32_t /*n_flows*/) override {}
-  void on_congestion_events(Instant /*now*/, std::uint32_t /*n*/, std::uint32_t /*c*/) override {}
-  void on_random_loss_events(Instant /*now*/, std::uint32_t /*n*/, std::uint32_t /*c*/) override {}
+  // Loss rounds: the model's answer is in on_packets_lost (no multiplicative
+  // cut); competing, the embedded CUBIC's, as the domain counts them for a
+  // CUBIC flow (one per member's recovery episode, random ones cut less).
+  void on_congestion_event(Instant now, std::uint32_t n_flows) override;
+  void on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
+  void on_random_loss_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
   void set_params(const WindowLawParams& params) override;
@@ -123,6 +135,7 @@ class ModelLaw final : public WindowLaw {
 
   double mss() const { return static_cast<double>(params_.max_datagram_bytes); }
   ByteCount min_cwnd() const { return kMinCwndPackets * params_.max_datagram_bytes; }
+  std::uint32_t competing_flows() const { return std::max(n_flows_, kMinCompetingFlows); }
   void update_bw(const RateSample& rs);
   void update_min_rtt(const RateSample& rs, Instant now);
   void on_round_start(const RateSample& rs);
@@ -132,6 +145,9 @@ class ModelLaw final : public WindowLaw {
   void advance_probe_bw(ByteCount inflight, Instant now);
   bool probe_found_room() const;
   void end_cycle(Instant now);
+  Duration standing_threshold() const;
+  Duration own_target_delay() const;  // the queue target at bw
+  void enter_competitive();
   void enter_phase(Phase phase, Instant now);
   void enter_probe_rtt(Instant now);
   void check_probe_rtt(ByteCount inflight, Instant now);
@@ -173,10 +189,10 @@ class ModelLaw final : public WindowLaw {
   Duration cycle_length_{};
   std::optional<Duration> cycle_min_rtt_;
 
-  std::uint32_t standing_cycles_ = 0;
+  Instant last_rtt_sample_{};
+  Instant last_near_min_{};  // the last RTT sample within standing_threshold() of min_rtt
   std::uint64_t cycle_count_ = 0;
   bool cycle_drains_ = true;
-  double bw_before_standing_ = 0;
   std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 
   // ProbeRTT.
@@ -187,7 +203,6 @@ class ModelLaw final : public WindowLaw {
   bool competitive_ = false;
   Cubic cubic_;
   std::uint32_t n_flows_ = 1;
-  std::uint64_t cubic_cut_round_ = ~std::uint64_t{0};
 };
 
 }  // namespace egw::congestion

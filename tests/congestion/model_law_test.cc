@@ -104,28 +104,43 @@ TEST(ModelLawTest, RtoCollapsesTheWindow) {
 
 // min_rtt is refreshed by the drained DOWN phases: no ProbeRTT in 15 s.
 // When the path's RTT grows (a route change) no sample confirms it any
-// more. To the law that looks like someone else's standing queue (known
-// limit, docs): it competes (a CUBIC window) until the competitive window of
-// min_rtt (60 s) ends, then takes the RTT as it is and returns to the model.
-TEST(ModelLawTest, MinRttFollowsARouteChangeAfterTheCompetitiveWindow) {
-  PathSim sim(PathConfig{});
-  sim.add_flow(std::make_unique<ModelLaw>(kParams));
-  sim.run(t0 + ms(15000));
-  ModelLaw& law = model_of(sim, 0);
-  ASSERT_TRUE(law.min_rtt());
-  EXPECT_LT(*law.min_rtt(), ms(62));
-  EXPECT_FALSE(law.competitive());
-  sim.set_base_rtt(ms(100));
-  sim.run(t0 + ms(30000));
-  EXPECT_TRUE(law.competitive());
-  sim.run(t0 + ms(95000));
-  ASSERT_TRUE(law.min_rtt());
-  EXPECT_GE(*law.min_rtt(), ms(100));
-  EXPECT_LT(*law.min_rtt(), ms(110));
-  EXPECT_FALSE(law.competitive());
-  sim.reset_counters();
-  sim.run(t0 + ms(105000), t0 + ms(95000));
-  EXPECT_GE(sim.utilisation(0, ms(10000)), 0.9);
+// more. By less than one min_rtt (60 -> 100 ms) that is no competitor's
+// queue (the standing threshold): the window covers the extra delay and
+// ProbeRTT takes the new RTT after 10 s. By more (60 -> 200 ms) it looks
+// like someone else's standing queue (known limit, docs): the law competes
+// (a CUBIC window) until the competitive window of min_rtt (60 s) ends, then
+// takes the RTT as it is and returns to the model.
+TEST(ModelLawTest, MinRttFollowsARouteChange) {
+  struct Case {
+    Duration rtt;
+    bool competes;
+    Duration settled;  // since the change
+  };
+  for (const Case c : {Case{ms(100), false, ms(15000)}, Case{ms(200), true, ms(80000)}}) {
+    SCOPED_TRACE(c.rtt.count());
+    PathSim sim(PathConfig{});
+    sim.add_flow(std::make_unique<ModelLaw>(kParams));
+    sim.run(t0 + ms(15000));
+    ModelLaw& law = model_of(sim, 0);
+    ASSERT_TRUE(law.min_rtt());
+    EXPECT_LT(*law.min_rtt(), ms(62));
+    EXPECT_FALSE(law.competitive());
+    sim.set_base_rtt(c.rtt);
+    bool competed = false;
+    for (Instant t = t0 + ms(15500); t <= t0 + ms(15000) + c.settled; t += ms(500)) {
+      sim.run(t);
+      competed = competed || law.competitive();
+    }
+    EXPECT_EQ(competed, c.competes);
+    ASSERT_TRUE(law.min_rtt());
+    EXPECT_GE(*law.min_rtt(), c.rtt);
+    EXPECT_LT(*law.min_rtt(), c.rtt + c.rtt / 10);
+    EXPECT_FALSE(law.competitive());
+    const Instant from = sim.now();
+    sim.reset_counters();
+    sim.run(from + ms(10000), from);
+    EXPECT_GE(sim.utilisation(0, ms(10000)), 0.9);
+  }
 }
 
 // Without competition, a steady path keeps its min_rtt without ProbeRTT;

@@ -1,0 +1,105 @@
+// Scenario: the model law's competitive mode (congestion/model_law.h) in
+// the WAN lab's time frame. Beside CUBIC flows that keep a deep buffer full
+// it must switch soon enough to hold 0.5x-2x one CUBIC flow's share in the
+// lab's window (4-15 s after all flows start at once); on an asymmetric
+// line with random loss, where the only standing queue is the gateways'
+// own (the upload's, in the download's ACK path), it must never switch.
+// Deterministic (seeded simulator); a few seconds of CPU.
+#include <cstdio>
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "tests/scenarios/bulk_competition.h"
+#include "tests/sim/scenario.h"
+
+namespace egw::scenarios {
+namespace {
+
+using congestion::WindowLawKind;
+
+// 20 Mbit/s, 60 ms RTT, 600-packet buffer: compete-cubic of bench/run, with
+// its window (4-15 s, all flows at once) instead of ScenarioModelLaw's
+// 20-40 s. Every run's share, not only the mean, within 0.5x-2x.
+TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicWithinTheLabWindow) {
+  CompetitionPath path;
+  path.bottleneck_bits_per_second = 20'000'000;
+  path.one_way_delay = ms(30);
+  path.queue_limit_packets = 600;
+  path.law = WindowLawKind::cubic;
+  path.warmup = ms(4'000);
+  path.horizon = ms(15'000);
+  path.start_spread = ms(0);
+  path.start_spacing = ms(0);
+  path.runs = 2;
+  for (const std::size_t cubic_flows : {std::size_t{1}, std::size_t{4}}) {
+    CompetitionGroup ensemble{"ensemble", congestion::CouplingMode::single, 1, true, 0, WindowLawKind::model};
+    CompetitionGroup cubic{"cubic", congestion::CouplingMode::single, cubic_flows, false, 0, WindowLawKind::cubic};
+    const CompetitionResult r = run_competition(path, {ensemble, cubic});
+    const std::vector<double> ratios = run_ratios(r, 0, 1);
+    for (std::size_t run = 0; run < ratios.size(); ++run) {
+      const double share = ratios[run] * static_cast<double>(cubic_flows);
+      std::printf("model vs %zu CUBIC, run %zu: %.2f Mbit/s, %.2fx one CUBIC flow\n", cubic_flows, run,
+                  r.groups.at(0).run_total_bits_per_second.at(run) / 1e6, share);
+      EXPECT_GE(share, 0.5) << cubic_flows << " flows, run " << run;
+      EXPECT_LE(share, 2.0) << cubic_flows << " flows, run " << run;
+    }
+    EXPECT_GT(r.bottleneck_utilization, 0.9);
+    EXPECT_EQ(r.groups.at(0).mismatches, 0u);
+  }
+}
+
+// full-links-asym without a competitor: 4 Mbit/s down, 1 Mbit/s up, 30 ms
+// one way, 100-packet buffers (1.2 s up), 0.2 % random loss each way, a
+// download and an upload through one tunnel, both gateways on the model
+// law. The uplink's queue (the branch's upload and the download's ACKs) is
+// the gateways' own: neither law may take it for a CUBIC flow's.
+TEST(ScenarioModelLawCompete, OwnQueueOnAnAsymmetricLossyLineIsNoCompetitor) {
+  sim::PathConfig path;
+  path.bottleneck_bits_per_second = 1'000'000;  // forward: branch -> hub, the uplink
+  path.reverse_bits_per_second = 4'000'000;     // reverse: hub -> branch, the downlink
+  path.one_way_delay = ms(30);
+  path.queue_limit_packets = 100;
+  path.loss_probability = 0.002;
+  path.packet_bytes = 1472;
+  path.max_pairs = 1;
+  path.seed = 5;
+  sim::Scenario s(path);
+  sim::PairConfig pair_config;
+  pair_config.law = WindowLawKind::model;
+  pair_config.customize = [](tunnel::ConnectionConfig& c) {
+    c.stream_receive_window_bytes = 16 << 20;
+    c.connection_receive_window_bytes = 16 << 20;
+  };
+  const std::size_t pair = s.add_pair(pair_config);
+  sim::BulkConfig down;
+  down.bytes = 64 << 20;
+  auto& download = s.add_bulk(pair, down, instant_at(ms(10)));
+  sim::BulkConfig up = down;
+  up.direction = sim::BulkConfig::Direction::client_to_server;
+  up.port = 5002;
+  auto& upload = s.add_bulk(pair, up, instant_at(ms(10)));
+  int hub_competitive = 0;
+  int branch_competitive = 0;
+  const Duration to = ms(20'000);
+  for (Duration t = ms(100); t <= to; t += ms(100)) {
+    s.run_until(instant_at(t));
+    const auto hub = s.server(pair).connection().stats().ensemble;
+    const auto branch = s.client(pair).connection().stats().ensemble;
+    hub_competitive += std::strcmp(hub.law.state, "competitive") == 0;
+    branch_competitive += std::strcmp(branch.law.state, "competitive") == 0;
+  }
+  const auto rate = [&](const sim::BulkTransfer& b, double bps) {
+    const ByteCount bytes = b.bytes_delivered_by(instant_at(to)) - b.bytes_delivered_by(instant_at(ms(4'000)));
+    return static_cast<double>(bytes) * 8 / to_seconds(to - ms(4'000)) / bps;
+  };
+  std::printf("asymmetric, 0.2 %% loss: download %.0f %%, upload %.0f %%; competitive samples hub %d, branch %d\n",
+              100 * rate(download, 4e6), 100 * rate(upload, 1e6), hub_competitive, branch_competitive);
+  EXPECT_EQ(hub_competitive, 0);
+  EXPECT_EQ(branch_competitive, 0);
+  EXPECT_EQ(download.mismatches(), 0u);
+  EXPECT_EQ(upload.mismatches(), 0u);
+}
+
+}  // namespace
+}  // namespace egw::scenarios
