@@ -236,6 +236,9 @@ class Loader {
   }
 
   void ensemble(const YAML::Node& n, congestion::EnsembleConfig& e) {
+    // The product's law, chosen from the WAN lab (docs/config.md); the core's
+    // default stays NewReno, the papers' law its simulator reproduces.
+    e.law = congestion::WindowLawKind::model;
     if (!n) return;
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
@@ -248,7 +251,7 @@ class Loader {
     else if (coupling == "n_flows") e.coupling = congestion::CouplingMode::n_flows;
     else if (coupling == "none") e.coupling = congestion::CouplingMode::none;
     else r_.fail(n["coupling"], s + ".coupling", "expected single, n_flows or none");
-    const std::string law = r_.string_or(n, "window_law", s + ".window_law", "newreno");
+    const std::string law = r_.string_or(n, "window_law", s + ".window_law", "model");
     if (law == "newreno") e.law = congestion::WindowLawKind::newreno;
     else if (law == "cubic") e.law = congestion::WindowLawKind::cubic;
     else if (law == "model") e.law = congestion::WindowLawKind::model;

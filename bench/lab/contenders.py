@@ -34,6 +34,7 @@ EGW_VARIANTS = {
     "egw": "",
     "egw-none": "ensemble:\n  coupling: none\n",
     "egw-nflows": "ensemble:\n  coupling: n_flows\n",
+    "egw-newreno": "ensemble:\n  window_law: newreno\n",
     "egw-cubic": "ensemble:\n  window_law: cubic\n",
     "egw-fair": "scheduler:\n  policy: fair\n",
     "egw-decay": "scheduler:\n  policy: decay\n",
@@ -53,7 +54,7 @@ EGW_VARIANTS = {
     "egw-model": "ensemble:\n  window_law: model\n",
     "egw-model-rate": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n",
     "egw-nopace": "ensemble:\n  pacing: false\n",
-    # Issue 21's HTTP/2 page: max_rate alone, the defaults' law (h2page.py).
+    # Issue 21's HTTP/2 page: max_rate with the defaults' law (h2page.py).
     "egw-rate": "ensemble:\n  max_rate: {{up: {up}, down: {down}}}\n",
     # Issue 21: the model law and max_rate, the realtime probe carried by the
     # gateway as a UDP flow of class realtime ({udp}: the branch's or the hub's
@@ -72,6 +73,7 @@ LABELS = {
     "cubic": "direct TCP (CUBIC)", "bbr": "direct TCP (BBR)", "wireguard": "wireguard-go + CUBIC",
     "kcptun": "kcptun", "egw": "ensemble-gw (defaults)", "egw-none": "ensemble-gw, uncoupled",
     "egw-nflows": "ensemble-gw, n_flows", "egw-cubic": "ensemble-gw, cubic law",
+    "egw-newreno": "ensemble-gw, NewReno (the defaults before the model law)",
     "egw-fair": "ensemble-gw, fair", "egw-decay": "ensemble-gw, decay",
     "egw-preempt": "ensemble-gw, HTML-preempt",
     "egw-shares": "ensemble-gw, class shares only (render_blocking_cap 0)", "egw-nocache": "ensemble-gw, no temporal cache",

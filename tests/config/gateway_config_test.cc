@@ -64,6 +64,16 @@ TEST_F(GatewayConfigTest, BranchDefaults) {
   EXPECT_EQ(c.status_socket, "/run/ensemble-gw/branch.sock");
   EXPECT_EQ(c.reloadable.scheduler.policy, congestion::SchedulingPolicy::content);
   EXPECT_EQ(c.endpoint.connection.ensemble.random_loss, congestion::RandomLoss::veno);
+  // The product's law (issue 20: chosen from the WAN lab), with or without an
+  // ensemble section; the core's own default stays the papers' NewReno.
+  EXPECT_EQ(c.endpoint.connection.ensemble.law, congestion::WindowLawKind::model);
+  EXPECT_EQ(congestion::EnsembleConfig{}.law, congestion::WindowLawKind::newreno);
+  EXPECT_EQ(std::get<GatewayConfig>(load_gateway_config(write("e.yaml", branch("ensemble: {coupling: single}\n"))))
+                .endpoint.connection.ensemble.law,
+            congestion::WindowLawKind::model);
+  EXPECT_EQ(std::get<GatewayConfig>(load_gateway_config(write("n.yaml", branch("ensemble: {window_law: newreno}\n"))))
+                .endpoint.connection.ensemble.law,
+            congestion::WindowLawKind::newreno);
   EXPECT_EQ(c.endpoint.connection.ensemble.tail_probes, 2u);
   EXPECT_FALSE(c.endpoint.connection.ensemble.pacing.enabled);
   EXPECT_FALSE(c.endpoint.connection.ensemble.queue_bound);  // opt-in until measured (issue 22)
@@ -328,7 +338,7 @@ TEST_F(GatewayConfigTest, ReloadNamesRestartOnlyKeysAndAppliesTheInterceptionRul
   EXPECT_EQ(plan.applied.interception.first_bytes_wait_ms, 20u);
   EXPECT_EQ(plan.applied.reloadable.scheduler.policy, congestion::SchedulingPolicy::fair);
   // Not applied: what needs a restart keeps its running value.
-  EXPECT_EQ(plan.applied.endpoint.connection.ensemble.law, congestion::WindowLawKind::newreno);
+  EXPECT_EQ(plan.applied.endpoint.connection.ensemble.law, congestion::WindowLawKind::model);  // the running default
   EXPECT_EQ(plan.applied.cache.capacity, a.cache.capacity);
   EXPECT_FALSE(plan_reload(a, a).interception_changed);
   EXPECT_TRUE(plan_reload(a, a).restart_needed.empty());
