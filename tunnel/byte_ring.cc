@@ -128,11 +128,12 @@ void ByteRing::pop_front(std::size_t count) {
   head_ = (head_ + count) % storage_.size();
 }
 
-ByteRing::ConstPieces ByteRing::front(std::size_t bytes) const {
-  bytes = std::min(bytes, size_);
-  if (bytes == 0) return {};
-  const std::size_t first = std::min(bytes, storage_.size() - head_);
-  return {std::span<const std::byte>(storage_.data() + head_, first),
+ByteRing::ConstPieces ByteRing::at(std::size_t position, std::size_t bytes) const {
+  if (position >= size_) return {};
+  bytes = std::min(bytes, size_ - position);
+  const std::size_t start = (head_ + position) % storage_.size();
+  const std::size_t first = std::min(bytes, storage_.size() - start);
+  return {std::span<const std::byte>(storage_.data() + start, first),
           std::span<const std::byte>(storage_.data(), bytes - first)};
 }
 

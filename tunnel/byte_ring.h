@@ -79,7 +79,9 @@ class ByteRing {
   using ConstPieces = std::array<std::span<const std::byte>, 2>;
   using Pieces = std::array<std::span<std::byte>, 2>;
   // The first min(bytes, size()) bytes in place.
-  ConstPieces front(std::size_t bytes) const;
+  ConstPieces front(std::size_t bytes) const { return at(0, bytes); }
+  // Bytes [position, position + bytes) in place; must be inside size().
+  ConstPieces at(std::size_t position, std::size_t bytes) const;
   // `bytes` of room after the end (capacity reserved), for commit_back().
   Pieces back_room(std::size_t bytes);
   // The first `bytes` of back_room() hold data now: size() grows by them. A
