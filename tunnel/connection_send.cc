@@ -227,7 +227,8 @@ void Connection::Impl::write_stream_frames(Stream& s, WireWriter& w, SentEntry& 
     encode_stream_frame_header(w, s.id, chunk->offset, chunk->length, chunk->fin);
     const std::size_t at = w.written();
     const std::span<std::byte> room = w.claim(chunk->length);
-    if (seal_source_count + 2 <= kMaxSealSources && room.size() == chunk->length) {
+    if (chunk->length > 0 && seal_source_count + 2 <= kMaxSealSources &&
+        room.size() == chunk->length) {
       const ByteRing::ConstPieces pieces = s.send.pieces(*chunk);
       seal_sources[seal_source_count++] = {at, pieces[0]};
       if (!pieces[1].empty()) seal_sources[seal_source_count++] = {at + pieces[0].size(), pieces[1]};
