@@ -10,8 +10,10 @@ namespace egw::tunnel {
 namespace {
 constexpr std::size_t kMinCapacityBytes = BufferPool::kMinBlockBytes;
 // The most an empty ring takes beyond its need (BufferPool::largest_kept):
-// a few hundred KB is what a busy stream holds between two reads.
-constexpr std::size_t kRefillBytes = 256 * 1024;
+// half the pool, so a busy stream (a hub's receive ring holds up to a few
+// hundred KB to 1 MB between two reads when the server is the slower side)
+// refills at the size it grew to.
+constexpr std::size_t kRefillBytes = BufferPool::kMaxBytes / 2;
 }  // namespace
 
 std::optional<std::size_t> BufferPool::size_class(std::size_t bytes) {
@@ -44,7 +46,18 @@ std::size_t BufferPool::largest_kept(std::size_t limit) const {
 
 void BufferPool::give(std::vector<std::byte>&& block) {
   const auto c = size_class(block.size());
-  if (!c || bytes_ + block.size() > kMaxBytes) {
+  if (!c || block.size() > kMaxBytes) {
+    std::vector<std::byte>().swap(block);
+    return;
+  }
+  // Make room by freeing smaller blocks, smallest first.
+  for (std::size_t smaller = 0; smaller < *c && bytes_ + block.size() > kMaxBytes; ++smaller) {
+    while (!free_[smaller].empty() && bytes_ + block.size() > kMaxBytes) {
+      bytes_ -= free_[smaller].back().size();
+      free_[smaller].pop_back();
+    }
+  }
+  if (bytes_ + block.size() > kMaxBytes) {
     std::vector<std::byte>().swap(block);
     return;
   }
@@ -128,11 +141,12 @@ void ByteRing::pop_front(std::size_t count) {
   head_ = (head_ + count) % storage_.size();
 }
 
-ByteRing::ConstPieces ByteRing::front(std::size_t bytes) const {
-  bytes = std::min(bytes, size_);
-  if (bytes == 0) return {};
-  const std::size_t first = std::min(bytes, storage_.size() - head_);
-  return {std::span<const std::byte>(storage_.data() + head_, first),
+ByteRing::ConstPieces ByteRing::at(std::size_t position, std::size_t bytes) const {
+  if (position >= size_) return {};
+  bytes = std::min(bytes, size_ - position);
+  const std::size_t start = (head_ + position) % storage_.size();
+  const std::size_t first = std::min(bytes, storage_.size() - start);
+  return {std::span<const std::byte>(storage_.data() + start, first),
           std::span<const std::byte>(storage_.data(), bytes - first)};
 }
 

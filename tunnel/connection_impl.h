@@ -229,7 +229,8 @@ struct Connection::Impl {
   void write_control_frames(WireWriter& w);
   void write_stream_frames(Stream& s, WireWriter& w, SentEntry& entry, Instant now);
   std::optional<StreamId> pick_data_member(Instant now);
-  // Seals the packet being built (history's back entry) in place.
+  // Seals the packet being built (history's back entry): in place, but for
+  // the seal_sources, which it consumes.
   std::size_t seal(std::span<std::byte> buffer, std::size_t frames_bytes);
   void on_packet_acked(PacketNumber number);
   void on_packet_lost(PacketNumber number, Instant now);
@@ -246,6 +247,14 @@ struct Connection::Impl {
   ConnectionConfig config;
   std::unique_ptr<PacketProtection> protection;
   congestion::TemporalCache* cache;
+  // The stream bytes of the packet being built, left in their send rings:
+  // seal() encrypts them from there into the packet (seal_gather), which
+  // saves copying them in first (~4 % of the branch's CPU in a bulk
+  // transfer). A chunk takes one or two (a wrapped ring); past the array
+  // they are copied in as before.
+  static constexpr std::size_t kMaxSealSources = 8;
+  std::array<SealSource, kMaxSealSources> seal_sources{};
+  std::size_t seal_source_count = 0;
 
   AckTracker ack_tracker;
   std::unique_ptr<congestion::Ensemble> ensemble;

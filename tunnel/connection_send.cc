@@ -80,6 +80,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
 
   // Frames go straight into the caller's buffer, after the header.
   WireWriter w(buffer.subspan(kPacketHeaderBytes, budget));
+  seal_source_count = 0;
   if (next_packet_number == next_skip) skip_packet_number();
   SentEntry& entry = history.begin(next_packet_number);
   // The member is a stream or a datagram flow (looked up once per packet).
@@ -205,8 +206,9 @@ void Connection::Impl::write_control_frames(WireWriter& w) {
   }
 }
 
-// STREAM frames of one stream; their bytes go from the stream's ring
-// straight into the packet.
+// STREAM frames of one stream; their bytes stay in the stream's ring until
+// seal() encrypts them from there into the packet (the frame header before
+// them is written into the packet and sealed in place, in order).
 void Connection::Impl::write_stream_frames(Stream& s, WireWriter& w, SentEntry& entry,
                                            Instant now) {
   while (true) {
@@ -223,7 +225,16 @@ void Connection::Impl::write_stream_frames(Stream& s, WireWriter& w, SentEntry& 
       send_credit.on_new_bytes_sent(chunk->length);
     }
     encode_stream_frame_header(w, s.id, chunk->offset, chunk->length, chunk->fin);
-    s.send.copy_out(*chunk, w.claim(chunk->length));
+    const std::size_t at = w.written();
+    const std::span<std::byte> room = w.claim(chunk->length);
+    if (chunk->length > 0 && seal_source_count + 2 <= kMaxSealSources &&
+        room.size() == chunk->length) {
+      const ByteRing::ConstPieces pieces = s.send.pieces(*chunk);
+      seal_sources[seal_source_count++] = {at, pieces[0]};
+      if (!pieces[1].empty()) seal_sources[seal_source_count++] = {at + pieces[0].size(), pieces[1]};
+    } else {
+      s.send.copy_out(*chunk, room);
+    }
     history.add_chunk({chunk->offset, static_cast<std::uint32_t>(chunk->length), chunk->fin});
     entry.stream_id = s.id;
   }
@@ -246,7 +257,9 @@ void Connection::Impl::skip_packet_number() {
 std::size_t Connection::Impl::seal(std::span<std::byte> buffer, std::size_t frames_bytes) {
   const PacketHeader header{PacketType::data, protection->remote_index(), next_packet_number++};
   ++stats.datagrams_sent;
-  return seal_packet_in_place(*protection, header, buffer, frames_bytes);
+  const std::span<const SealSource> sources(seal_sources.data(), seal_source_count);
+  seal_source_count = 0;
+  return seal_packet_in_place(*protection, header, buffer, frames_bytes, sources);
 }
 
 std::optional<Transmit> Connection::Impl::build_close(std::span<std::byte> buffer) {

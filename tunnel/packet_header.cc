@@ -35,12 +35,18 @@ std::optional<ParsedPacket> parse_packet(std::span<const std::byte> datagram,
 }
 
 std::size_t seal_packet_in_place(PacketProtection& protection, const PacketHeader& header,
-                                 std::span<std::byte> buffer, std::size_t frames_bytes) {
+                                 std::span<std::byte> buffer, std::size_t frames_bytes,
+                                 std::span<const SealSource> sources) {
   const auto header_bytes = encode_packet_header(header);
   std::copy(header_bytes.begin(), header_bytes.end(), buffer.begin());
   const std::size_t size = kPacketHeaderBytes + frames_bytes + protection.overhead();
-  protection.seal(header.packet_number, buffer.first(kPacketHeaderBytes),
-                  buffer.subspan(kPacketHeaderBytes, frames_bytes + protection.overhead()));
+  const std::span<std::byte> packet =
+      buffer.subspan(kPacketHeaderBytes, frames_bytes + protection.overhead());
+  if (sources.empty()) {
+    protection.seal(header.packet_number, buffer.first(kPacketHeaderBytes), packet);
+  } else {
+    protection.seal_gather(header.packet_number, buffer.first(kPacketHeaderBytes), packet, sources);
+  }
   return size;
 }
 

@@ -64,10 +64,13 @@ std::optional<ParsedPacket> parse_packet(std::span<const std::byte> datagram,
 
 // Seals the datagram in `buffer` in place: writes the header into its first
 // kPacketHeaderBytes, then seals the `frames_bytes` plaintext bytes that
-// follow it (the caller wrote them there). `buffer` must have room for
-// header + frames + protection.overhead(); returns the datagram's size.
+// follow it (the caller wrote them there, but for the `sources`, which are
+// encrypted from where they are: PacketProtection::seal_gather). `buffer`
+// must have room for header + frames + protection.overhead(); returns the
+// datagram's size.
 std::size_t seal_packet_in_place(PacketProtection& protection, const PacketHeader& header,
-                                 std::span<std::byte> buffer, std::size_t frames_bytes);
+                                 std::span<std::byte> buffer, std::size_t frames_bytes,
+                                 std::span<const SealSource> sources = {});
 
 // The whole datagram in a new vector (tests and tools; the connection seals
 // in place in the caller's buffer).

@@ -4,15 +4,19 @@
 //
 // Both directions work in place, in the datagram buffer itself (no copy, no
 // allocation), the way AEAD APIs (EVP_AEAD_CTX_seal/open, ring's
-// seal_in_place) and GSO batching want it.
+// seal_in_place) and GSO batching want it. seal_gather() lets parts of the
+// plaintext stay where they are (a stream's send ring): the AEAD encrypts
+// them straight into the packet, which saves copying them in first.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 
 #include "common/units.h"
+#include "tunnel/seal_source.h"
 
 namespace egw::tunnel {
 
@@ -32,6 +36,19 @@ class PacketProtection {
   // authenticated but not encrypted; `number` is unique per key (the nonce).
   virtual void seal(PacketNumber number, std::span<const std::byte> header,
                     std::span<std::byte> packet) = 0;
+  // Plaintext bytes [offset, offset + bytes.size()) that are not in the
+  // packet yet but in `bytes` (ascending, non-overlapping).
+  using Source = SealSource;
+  // seal() of the plaintext `packet` holds once every source is in place; the
+  // packet's bytes under the sources are overwritten, never read. Protections
+  // whose AEAD can encrypt out of place override this; the default copies.
+  virtual void seal_gather(PacketNumber number, std::span<const std::byte> header,
+                           std::span<std::byte> packet, std::span<const Source> sources) {
+    for (const Source& s : sources) {
+      if (!s.bytes.empty()) std::memcpy(packet.data() + s.offset, s.bytes.data(), s.bytes.size());
+    }
+    seal(number, header, packet);
+  }
   // Opens in place. `packet` is ciphertext followed by the tag; on success
   // the plaintext is returned as a prefix of `packet` (decrypted where it
   // lay), nullopt when the packet is forged or corrupt (its bytes may then

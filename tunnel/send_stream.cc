@@ -114,6 +114,11 @@ void SendStream::copy_out(const Chunk& chunk, std::span<std::byte> out) const {
                   out.first(chunk.length));
 }
 
+ByteRing::ConstPieces SendStream::pieces(const Chunk& chunk) const {
+  assert(chunk.offset >= acked_prefix_);
+  return buffer_.at(static_cast<std::size_t>(chunk.offset - acked_prefix_), chunk.length);
+}
+
 void SendStream::on_acked(std::uint64_t offset, std::size_t length, bool fin) {
   if (fin) {
     fin_acked_ = true;

@@ -77,6 +77,10 @@ class SendStream {
   std::optional<Chunk> take_chunk(std::size_t max_length, std::uint64_t new_bytes_allowed);
   // Copies the chunk's bytes (they are still buffered until acknowledged).
   void copy_out(const Chunk& chunk, std::span<std::byte> out) const;
+  // The chunk's bytes where they are buffered (two spans when the ring
+  // wraps): the packet seals them from there (PacketProtection::seal_gather).
+  // Valid until the stream's buffer next changes (a write or an ACK).
+  ByteRing::ConstPieces pieces(const Chunk& chunk) const;
 
   // Feedback from the packets that carried chunks.
   void on_acked(std::uint64_t offset, std::size_t length, bool fin);

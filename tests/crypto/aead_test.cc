@@ -196,6 +196,64 @@ TEST(CryptoAesGcmKey, SealAndOpenDoNotAllocate) {
   expect_seal_and_open_do_not_allocate(aead);
 }
 
+// seal_gather: plaintext parts taken from elsewhere (a wrapped ring's two
+// spans, adjacent, at the start, at the end, odd lengths across block
+// boundaries) give the ciphertext and tag of seal() over the joined
+// plaintext, for both AEADs; the packet's bytes under the sources are never read.
+TEST(CryptoAead, SealGatherMatchesSealInPlace) {
+  struct Layout {
+    std::size_t text_bytes;
+    std::vector<std::pair<std::size_t, std::size_t>> sources;  // offset, size
+  };
+  const std::vector<Layout> layouts = {
+      {1200, {{13, 1187}}},                       // frame header, then one chunk to the end
+      {1200, {{13, 700}, {713, 487}}},            // a wrapped ring: two adjacent spans
+      {1200, {{0, 64}, {64, 1}, {100, 1100}}},    // at the start, one byte, at the end
+      {1372, {{9, 5}, {30, 333}, {370, 900}}},    // gaps in place between sources
+      {64, {}},                                   // none: seal() itself
+      {500, {{17, 0}, {17, 483}}},                // an empty source
+  };
+  for (const Aead which : {Aead::chacha20_poly1305, Aead::aes_256_gcm}) {
+    AeadKey gather(which, kKey), in_place(which, kKey);
+    const std::byte ad[13] = {std::byte{1}, std::byte{2}, std::byte{3}};
+    std::uint64_t counter = 5;
+    for (const Layout& l : layouts) {
+      std::vector<std::byte> joined(l.text_bytes + AeadKey::kTagBytes);
+      for (std::size_t i = 0; i < joined.size(); ++i) joined[i] = std::byte(i * 13 + 1);
+      std::vector<std::byte> gathered = joined;
+      std::vector<std::vector<std::byte>> held;  // the sources' bytes, elsewhere
+      std::vector<AeadKey::Source> sources;
+      held.reserve(l.sources.size());
+      for (const auto& [offset, size] : l.sources) {
+        held.emplace_back(joined.begin() + static_cast<std::ptrdiff_t>(offset),
+                          joined.begin() + static_cast<std::ptrdiff_t>(offset + size));
+        std::memset(gathered.data() + offset, 0xee, size);
+        sources.push_back({offset, held.back()});
+      }
+      in_place.seal(counter, ad, joined);
+      gather.seal_gather(counter, ad, gathered, sources);
+      EXPECT_EQ(gathered, joined) << aead_name(which) << " layout of " << l.text_bytes;
+      ASSERT_TRUE(in_place.open(counter, ad, gathered));
+      ++counter;
+    }
+  }
+}
+
+// Out of place allocates nothing either (the transport path's seal).
+TEST(CryptoAead, SealGatherDoesNotAllocate) {
+  ASSERT_TRUE(hooks_installed);
+  for (const Aead which : {Aead::chacha20_poly1305, Aead::aes_256_gcm}) {
+    AeadKey aead(which, kKey);
+    std::vector<std::byte> packet(1400 + AeadKey::kTagBytes), ring(4096);
+    const AeadKey::Source sources[2] = {{20, std::span(ring).last(500)},
+                                        {520, std::span(ring).first(800)}};
+    aead.seal_gather(0, {}, packet, sources);  // warm up
+    const long before = openssl_allocations.load();
+    for (std::uint64_t counter = 1; counter < 500; ++counter) aead.seal_gather(counter, {}, packet, sources);
+    EXPECT_EQ(openssl_allocations.load() - before, 0) << aead_name(which);
+  }
+}
+
 TEST(CryptoAead, UsageLimitsPerRfc9001) {
   EXPECT_EQ(aead_confidentiality_limit(Aead::aes_256_gcm), std::uint64_t{1} << 23);
   EXPECT_EQ(aead_integrity_limit(Aead::aes_256_gcm), std::uint64_t{1} << 52);

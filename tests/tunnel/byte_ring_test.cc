@@ -69,5 +69,34 @@ TEST(ByteRing, ARefillingRingStartsWithThePoolsLargestBlock) {
   EXPECT_EQ(unpooled.capacity(), BufferPool::kMinBlockBytes);
 }
 
+// A full pool keeps its largest blocks: a big block given back frees small
+// ones rather than being freed itself, so a ring that grew big refills big
+// (the hub's receive ring grew again from 256 KB after every drain).
+TEST(BufferPool, AFullPoolKeepsItsLargestBlocks) {
+  BufferPool pool;
+  for (std::size_t i = 0; i < BufferPool::kMaxBytes / BufferPool::kMinBlockBytes; ++i) {
+    pool.give(std::vector<std::byte>(BufferPool::kMinBlockBytes));
+  }
+  ASSERT_EQ(pool.bytes_held(), BufferPool::kMaxBytes);
+  pool.give(std::vector<std::byte>(512 * 1024));
+  EXPECT_EQ(pool.bytes_held(), BufferPool::kMaxBytes);  // still bounded
+  EXPECT_EQ(pool.largest_kept(BufferPool::kMaxBytes), 512u * 1024);
+  pool.give(std::vector<std::byte>(BufferPool::kMinBlockBytes));  // no room, none smaller
+  EXPECT_EQ(pool.bytes_held(), BufferPool::kMaxBytes);
+  EXPECT_EQ(pool.take(512 * 1024).size(), 512u * 1024);
+}
+
+// A ring that grew to 1 MB and drained refills at 1 MB (half the pool), not
+// at 256 KB with two more doublings and their copies.
+TEST(ByteRing, ARingThatGrewToAMegabyteRefillsAtItsSize) {
+  BufferPool pool;
+  ByteRing r(&pool);
+  for (int i = 0; i < 500; ++i) r.append(pattern(1400));  // doubled up to 1 MB, packet by packet
+  ASSERT_EQ(r.capacity(), 1024u * 1024);
+  r.pop_front(r.size());
+  r.append(pattern(1400));
+  EXPECT_EQ(r.capacity(), 1024u * 1024);
+}
+
 }  // namespace
 }  // namespace egw::tunnel

@@ -80,6 +80,9 @@ class ConnectionPair {
     congestion::TemporalCache* hub_cache = nullptr;
     Duration one_way_delay = ms(10);
     Duration step = ms(1);
+    // Each side's protection (null: TestProtection(kKey)); what it seals must
+    // open with TestProtection(kKey) (the pair checks every datagram).
+    std::function<std::unique_ptr<PacketProtection>()> protection;
   };
   // Returns how many copies to deliver (0 = drop) and may add extra delay.
   // `index` counts datagrams sent in that direction, from 0.
@@ -94,9 +97,8 @@ class ConnectionPair {
 
   explicit ConnectionPair(Options options = default_options())
       : options_(options),
-        client_(options.client, std::make_unique<TestProtection>(kKey), options.client_cache,
-                now_),
-        hub_(options.hub, std::make_unique<TestProtection>(kKey), options.hub_cache, now_) {}
+        client_(options.client, make_protection(options), options.client_cache, now_),
+        hub_(options.hub, make_protection(options), options.hub_cache, now_) {}
 
   Connection& client() { return client_; }
   Connection& hub() { return hub_; }
@@ -150,6 +152,11 @@ class ConnectionPair {
   }
 
  private:
+  static std::unique_ptr<PacketProtection> make_protection(const Options& o) {
+    if (o.protection) return o.protection();
+    return std::make_unique<TestProtection>(kKey);
+  }
+
   struct InFlight {
     bool to_hub = false;
     std::vector<std::byte> bytes;

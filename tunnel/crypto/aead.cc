@@ -81,8 +81,23 @@ bool AeadKey::open(std::uint64_t counter, std::span<const std::byte> ad,
   return open_with_nonce(n, ad, packet);
 }
 
+void AeadKey::seal_gather(std::uint64_t counter, std::span<const std::byte> ad,
+                          std::span<std::byte> packet, std::span<const Source> sources) {
+  std::uint8_t n[kNonceBytes];
+  nonce(aead_, counter, n);
+  seal_nonce_gather(n, ad, packet, sources);
+}
+
 void AeadKey::seal_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
-                                    std::span<const std::byte> ad, std::span<std::byte> packet) {
+                              std::span<const std::byte> ad, std::span<std::byte> packet) {
+  seal_nonce_gather(nonce, ad, packet, {});
+}
+
+// Both ciphers are stream ciphers under EVP: updates of any length, in
+// order, give the ciphertext one update of the joined plaintext gives.
+void AeadKey::seal_nonce_gather(const std::uint8_t (&nonce)[kNonceBytes],
+                                std::span<const std::byte> ad, std::span<std::byte> packet,
+                                std::span<const Source> sources) {
   if (packet.size() < kTagBytes) fail("seal: packet shorter than the tag");
   const std::span<std::byte> text = packet.first(packet.size() - kTagBytes);
   int out = 0;
@@ -90,10 +105,24 @@ void AeadKey::seal_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
   if (!ad.empty() && EVP_CipherUpdate(ctx_, nullptr, &out, bytes(ad), length(ad.size())) != 1) {
     fail("seal: AD");
   }
-  if (!text.empty() &&
-      EVP_CipherUpdate(ctx_, bytes(text), &out, bytes(text), length(text.size())) != 1) {
-    fail("seal: update");
+  auto update = [&](std::byte* to, const std::byte* from, std::size_t size) {
+    if (size == 0) return;
+    if (EVP_CipherUpdate(ctx_, reinterpret_cast<unsigned char*>(to), &out,
+                         reinterpret_cast<const unsigned char*>(from), length(size)) != 1) {
+      fail("seal: update");
+    }
+  };
+  std::size_t done = 0;  // plaintext bytes encrypted so far
+  for (const Source& source : sources) {
+    if (source.offset < done || source.offset > text.size() ||
+        source.bytes.size() > text.size() - source.offset) {
+      fail("seal: source out of order or outside the packet");
+    }
+    update(text.data() + done, text.data() + done, source.offset - done);  // in place
+    update(text.data() + source.offset, source.bytes.data(), source.bytes.size());
+    done = source.offset + source.bytes.size();
   }
+  update(text.data() + done, text.data() + done, text.size() - done);
   if (EVP_CipherFinal_ex(ctx_, bytes(text) + text.size(), &out) != 1) fail("seal: final");
   if (EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, kTagBytes, bytes(packet.last(kTagBytes))) !=
       1) {

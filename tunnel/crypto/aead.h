@@ -9,7 +9,9 @@
 // Why a class: the transport path seals and opens every datagram, so the
 // OpenSSL context is set up (cipher and key) once, and each call only re-inits
 // the IV: seal() and open() allocate nothing. Both work in place, the way
-// tunnel::PacketProtection does.
+// tunnel::PacketProtection does; seal_gather() also takes parts of the
+// plaintext from elsewhere (a stream's send ring), encrypting them straight
+// into the packet instead of copying them there first.
 //
 // The counter is the caller's: it must never repeat under one key, and Noise
 // reserves 2^64-1 (§5.1). Not thread-safe (one context): one per thread or
@@ -22,6 +24,7 @@
 #include <string_view>
 
 #include "tunnel/crypto/keys.h"
+#include "tunnel/seal_source.h"
 
 // OpenSSL's type, without its headers in ours.
 struct evp_cipher_ctx_st;
@@ -62,6 +65,16 @@ class AeadKey {
   // caller bug).
   void seal(std::uint64_t counter, std::span<const std::byte> ad, std::span<std::byte> packet);
 
+  // seal() where the plaintext bytes [offset, offset + bytes.size()) of each
+  // source are not in `packet` but in `bytes`: they are encrypted from there
+  // into the packet (out of place), the rest of the plaintext in place. The
+  // ciphertext and tag are those seal() gives for the joined plaintext.
+  // Sources are in ascending, non-overlapping order inside the plaintext
+  // (aborts otherwise: a caller bug).
+  using Source = SealSource;
+  void seal_gather(std::uint64_t counter, std::span<const std::byte> ad, std::span<std::byte> packet,
+                   std::span<const Source> sources);
+
   // In place: ciphertext then tag in; on true the plaintext is in the first
   // size() - 16 bytes. False when forged or corrupt (or shorter than the tag);
   // then the bytes may have been overwritten with unauthenticated plaintext
@@ -80,6 +93,9 @@ class AeadKey {
   static void nonce(Aead aead, std::uint64_t counter, std::uint8_t (&nonce)[kNonceBytes]);
 
  private:
+  void seal_nonce_gather(const std::uint8_t (&nonce)[kNonceBytes], std::span<const std::byte> ad,
+                         std::span<std::byte> packet, std::span<const Source> sources);
+
   Aead aead_;
   evp_cipher_ctx_st* ctx_;
 };

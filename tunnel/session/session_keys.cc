@@ -20,6 +20,12 @@ void SessionProtection::seal(PacketNumber number, std::span<const std::byte> hea
   ++current_->packets_sealed;
 }
 
+void SessionProtection::seal_gather(PacketNumber number, std::span<const std::byte> header,
+                                    std::span<std::byte> packet, std::span<const Source> sources) {
+  current_->send.seal_gather(number, header, packet, sources);
+  ++current_->packets_sealed;
+}
+
 std::optional<std::span<std::byte>> SessionProtection::open(PacketNumber number,
                                                             std::span<const std::byte> header,
                                                             std::span<std::byte> packet) {

@@ -63,6 +63,8 @@ class SessionProtection final : public PacketProtection {
   std::uint32_t remote_index() const override { return current_ ? current_->remote_index : 0; }
   void seal(PacketNumber number, std::span<const std::byte> header,
             std::span<std::byte> packet) override;
+  void seal_gather(PacketNumber number, std::span<const std::byte> header,
+                   std::span<std::byte> packet, std::span<const Source> sources) override;
   std::optional<std::span<std::byte>> open(PacketNumber number, std::span<const std::byte> header,
                                            std::span<std::byte> packet) override;
 
