@@ -162,8 +162,14 @@ struct ConnectionConfig {
   std::size_t max_incoming_flows = 4096;
   // The peer schedules the application categories (ContentClass realtime and
   // after, wire values 4-7). An older peer fails a frame carrying one, so
-  // without this the class hints it gets are nearest_content_type().
+  // without this the class hints it gets are nearest_content_type(). The
+  // session sets it per connection from the handshake (kFlagCategories in
+  // transport_parameters.h) or from the override below.
   bool peer_knows_categories = false;
+  // scheduler.peer_knows_categories: nullopt (`auto`) takes the handshake's
+  // answer; true sends categories regardless; false treats the peer as an
+  // older build (no announcement either, so no initiation is dropped).
+  std::optional<bool> peer_knows_categories_override;
 };
 
 // The rate this side may send at: min of its own configured rate and the
