@@ -212,6 +212,17 @@ struct FlowStats {
   std::uint64_t dropped_unknown_flow = 0;  // received for a flow not open here
 };
 
+// One flow's counts (Connection::flow_counters; `ensemble-gw status`).
+struct FlowCounters {
+  ContentClass content_class = ContentClass::bulk;
+  std::uint64_t datagrams_sent = 0;  // DATAGRAM frames written to the peer
+  std::uint64_t bytes_sent = 0;      // their payload bytes
+  std::uint64_t datagrams_received = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t dropped_deadline = 0;  // queued past the flow's deadline
+  std::uint64_t dropped_queue = 0;     // the oldest, its queue full
+};
+
 // A datagram poll_transmit wrote into the caller's buffer.
 struct Transmit {
   std::size_t bytes = 0;      // its size: the first `bytes` bytes of the buffer
@@ -351,6 +362,8 @@ class Connection {
   // FLOW_CLOSE to the peer (reliably); queued datagrams are dropped.
   void close_flow(FlowId flow, std::uint64_t error_code, Instant now);
   bool flow_exists(FlowId flow) const;
+  // Its counts while it is open (nullopt: no such flow).
+  std::optional<FlowCounters> flow_counters(FlowId flow) const;
   // The largest datagram payload a packet carries on this path (the base
   // datagram size, not what PMTU probing found: a probe may be undone).
   std::size_t max_datagram_payload() const;
