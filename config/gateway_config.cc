@@ -63,8 +63,7 @@ class Loader {
     c.reloadable.scheduler = scheduler(root["scheduler"]);
     c.endpoint.connection.ensemble.scheduler = c.reloadable.scheduler;
     if (const YAML::Node s = root["scheduler"]) {
-      c.endpoint.connection.peer_knows_categories =
-          r_.boolean_or(s, "peer_knows_categories", "scheduler.peer_knows_categories", false);
+      c.endpoint.connection.peer_knows_categories_override = peer_knows_categories(s);
     }
     c.reloadable.classify = parse_classify(r_, root["classify"]);
     cache(root["temporal_cache"], c);
@@ -314,6 +313,17 @@ class Loader {
     return std::get<std::uint64_t>(rate);
   }
 
+  // auto (the default): learnt in the handshake; true/false override it.
+  std::optional<bool> peer_knows_categories(const YAML::Node& s) {
+    const YAML::Node n = s["peer_knows_categories"];
+    if (!n) return std::nullopt;
+    const std::string t = n.IsScalar() ? n.Scalar() : "";
+    if (t == "auto") return std::nullopt;
+    if (t == "true" || t == "yes" || t == "on") return true;
+    if (t == "false" || t == "no" || t == "off") return false;
+    r_.fail(n, "scheduler.peer_knows_categories", "expected auto, true or false");
+  }
+
   congestion::SchedulerConfig scheduler(const YAML::Node& n) {
     congestion::SchedulerConfig c;
     if (!n) return c;
@@ -498,7 +508,7 @@ void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector
   if (a.endpoint.connection.ack_decimation != b.endpoint.connection.ack_decimation) {
     out.push_back("ensemble.ack_decimation");
   }
-  if (a.endpoint.connection.peer_knows_categories != b.endpoint.connection.peer_knows_categories) {
+  if (a.endpoint.connection.peer_knows_categories_override != b.endpoint.connection.peer_knows_categories_override) {
     out.push_back("scheduler.peer_knows_categories");
   }
   if (a.cache.lifetime != b.cache.lifetime || a.cache.capacity != b.cache.capacity ||

@@ -143,6 +143,7 @@ class Gateway final : public RelayOwner {
   void on_peer_connection_closed(Peer& peer);
   void sweep_udp(Instant now);
   void snapshot_udp(GatewaySnapshot& s) const;
+  void snapshot_udp_flows(GatewaySnapshot& s) const;  // the open flows, with the tunnel's counts
   void connect_to_server(Peer& peer, StreamId id, const tunnel::StreamOpened& opened);
 
   // Peer `peer`'s allow list with the hub's live addresses.

@@ -32,6 +32,25 @@ struct StreamSnapshot {
   double age_seconds = 0;
 };
 
+// A UDP flow carried as datagrams (the `udp` section), as `status` lists it.
+struct UdpFlowSnapshot {
+  std::string peer;         // the peer's configured name
+  std::uint64_t flow_id = 0;
+  std::string source;       // branch: the LAN client; hub: its socket toward the server
+  std::string destination;  // the server
+  ContentClass content_class = ContentClass::bulk;
+  // Into the tunnel (sent to the peer) and out of it (received), datagrams
+  // and payload bytes; datagrams dropped before sending, past the class's
+  // deadline or the oldest of a full queue.
+  std::uint64_t datagrams_sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t datagrams_received = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t dropped_deadline = 0;
+  std::uint64_t dropped_queue = 0;
+  double idle_seconds = 0;  // since the last datagram either way
+};
+
 struct EnsembleSnapshot {
   std::string peer;          // the peer's configured name
   std::string key;           // the ensemble (cache) key
@@ -133,6 +152,9 @@ struct GatewaySnapshot {
   std::uint64_t udp_datagrams_received = 0;
   std::map<std::string, std::uint64_t> udp_datagrams_dropped;
   std::map<std::string, std::uint64_t> udp_flows_closed;
+  // The open UDP flows (capped like the streams), and those left out.
+  std::vector<UdpFlowSnapshot> udp_flows;
+  std::uint64_t udp_flows_omitted = 0;
   std::uint64_t config_reloads = 0;
   std::uint64_t config_reload_failures = 0;
   // The span the ensembles' bytes_per_second_by_class were measured over

@@ -7,6 +7,11 @@
 #include "proxy/gateway_peer.h"
 
 namespace egw::proxy {
+namespace {
+// Open flows `status` lists; the rest are counted (a call server has
+// thousands: the text and JSON stay bounded).
+constexpr std::size_t kMaxListedFlows = 200;
+}  // namespace
 
 void Gateway::start_udp() {
   if (!config_.udp.enabled) return;
@@ -72,6 +77,7 @@ void Gateway::snapshot_udp(GatewaySnapshot& s) const {
   s.udp_datagrams_dropped = u.dropped;
   s.udp_flows_closed = u.flows_closed;
   if (!udp_hub_ && !udp_branch_) return;
+  snapshot_udp_flows(s);
   for (const auto& p : peers_) {
     const tunnel::Connection* c = tunnel_->endpoint().session(p->index).connection();
     if (!c) continue;
@@ -81,6 +87,34 @@ void Gateway::snapshot_udp(GatewaySnapshot& s) const {
     s.udp_datagrams_dropped["unknown_flow"] += f.dropped_unknown_flow;
     s.udp_datagrams_dropped["too_large"] += f.dropped_too_large;
     s.udp_datagrams_dropped["lost"] += f.datagrams_lost;
+  }
+}
+
+void Gateway::snapshot_udp_flows(GatewaySnapshot& s) const {
+  std::vector<UdpFlowListing> listed;
+  const Instant t = now();
+  if (udp_hub_) udp_hub_->list_flows(t, kMaxListedFlows, listed, &s.udp_flows_omitted);
+  if (udp_branch_) udp_branch_->list_flows(t, kMaxListedFlows, listed, &s.udp_flows_omitted);
+  for (const UdpFlowListing& l : listed) {
+    tunnel::session::Session& session = tunnel_->endpoint().session(l.peer);
+    UdpFlowSnapshot f;
+    f.peer = session.peer().name;
+    f.flow_id = l.flow_id;
+    f.source = l.source;
+    f.destination = l.destination;
+    f.idle_seconds = std::chrono::duration<double>(l.idle).count();
+    if (const tunnel::Connection* c = session.connection()) {
+      if (const auto counts = c->flow_counters(l.flow_id)) {
+        f.content_class = counts->content_class;
+        f.datagrams_sent = counts->datagrams_sent;
+        f.bytes_sent = counts->bytes_sent;
+        f.datagrams_received = counts->datagrams_received;
+        f.bytes_received = counts->bytes_received;
+        f.dropped_deadline = counts->dropped_deadline;
+        f.dropped_queue = counts->dropped_queue;
+      }
+    }
+    s.udp_flows.push_back(std::move(f));
   }
 }
 

@@ -140,6 +140,24 @@ std::string stream(const StreamSnapshot& st) {
       .done();
 }
 
+// bytes_sent / datagrams_sent: into the tunnel; received: out of it.
+std::string udp_flow(const UdpFlowSnapshot& f) {
+  return Object()
+      .add("peer", str(f.peer))
+      .add("flow_id", num(f.flow_id))
+      .add("source", str(f.source))
+      .add("destination", str(f.destination))
+      .add("class", str(to_string(f.content_class)))
+      .add("datagrams_sent", num(f.datagrams_sent))
+      .add("bytes_sent", num(f.bytes_sent))
+      .add("datagrams_received", num(f.datagrams_received))
+      .add("bytes_received", num(f.bytes_received))
+      .add("dropped_deadline", num(f.dropped_deadline))
+      .add("dropped_queue", num(f.dropped_queue))
+      .add("idle_seconds", num(f.idle_seconds))
+      .done();
+}
+
 template <class T, class Render>
 std::string list(const std::vector<T>& items, Render render) {
   std::string out = "[";
@@ -175,6 +193,14 @@ std::string render(const GatewaySnapshot& s) {
              .add("ensembles", list(s.ensembles, ensemble))
              .add("streams", list(s.streams, stream))
              .add("streams_omitted", num(s.streams_omitted))
+             .add("udp_flows_open", num(s.udp_flows_open))
+             .add("udp_flows_opened", num(s.udp_flows_opened))
+             .add("udp_datagrams_sent", num(s.udp_datagrams_sent))
+             .add("udp_datagrams_received", num(s.udp_datagrams_received))
+             .add("udp_datagrams_dropped", by_reason(s.udp_datagrams_dropped))
+             .add("udp_flows_closed", by_reason(s.udp_flows_closed))
+             .add("udp_flows", list(s.udp_flows, udp_flow))
+             .add("udp_flows_omitted", num(s.udp_flows_omitted))
              .done() +
          "\n";
 }
@@ -183,11 +209,19 @@ std::string render(const GatewaySnapshot& s) {
 
 std::string render_status_json(GatewaySnapshot snapshot, std::size_t max_bytes) {
   std::string text = render(snapshot);
-  // Halving the listed streams: a handful of renders even for thousands.
-  while (text.size() > max_bytes && !snapshot.streams.empty()) {
-    const std::size_t keep = snapshot.streams.size() / 2;
-    snapshot.streams_omitted += snapshot.streams.size() - keep;
-    snapshot.streams.resize(keep);
+  // Halving the longer list (streams or UDP flows): a handful of renders
+  // even for thousands.
+  const auto halve = [](auto& items, std::uint64_t& omitted) {
+    const std::size_t keep = items.size() / 2;
+    omitted += items.size() - keep;
+    items.resize(keep);
+  };
+  while (text.size() > max_bytes && !(snapshot.streams.empty() && snapshot.udp_flows.empty())) {
+    if (snapshot.streams.size() >= snapshot.udp_flows.size()) {
+      halve(snapshot.streams, snapshot.streams_omitted);
+    } else {
+      halve(snapshot.udp_flows, snapshot.udp_flows_omitted);
+    }
     text = render(snapshot);
   }
   return text;

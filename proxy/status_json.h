@@ -16,8 +16,9 @@
 
 namespace egw::proxy {
 
-// At most `max_bytes` (if the listed streams fit at all): streams are left
-// out from the end, and counted in streams_omitted, until it fits.
+// At most `max_bytes` (if the lists fit at all): streams and UDP flows are
+// left out from the end of the longer list, and counted in streams_omitted
+// or udp_flows_omitted, until it fits.
 std::string render_status_json(GatewaySnapshot snapshot, std::size_t max_bytes);
 
 }  // namespace egw::proxy

@@ -175,6 +175,27 @@ void streams(std::string& out, const GatewaySnapshot& s) {
   if (s.streams_omitted) out += "... and " + number(s.streams_omitted) + " more\n";
 }
 
+// UDP flows carried as datagrams: shown once the gateway has carried any.
+// SENT is into the tunnel, RECEIVED out of it (datagrams, payload bytes);
+// LATE/FULL the datagrams dropped past the class's deadline or from a full
+// queue.
+void udp_flows(std::string& out, const GatewaySnapshot& s) {
+  if (s.udp_flows.empty() && s.udp_flows_omitted == 0) {
+    if (s.udp_flows_opened) out += "\nno open UDP flows\n";
+    return;
+  }
+  out += '\n';
+  Table table({"PEER", "FLOW", "SOURCE", "DESTINATION", "CLASS", "SENT", "RECEIVED", "LATE/FULL", "IDLE"});
+  for (const auto& f : s.udp_flows) {
+    table.add({f.peer, number(f.flow_id), f.source, f.destination, std::string(to_string(f.content_class)),
+               number(f.datagrams_sent) + " (" + bytes(f.bytes_sent) + ")",
+               number(f.datagrams_received) + " (" + bytes(f.bytes_received) + ")",
+               number(f.dropped_deadline) + "/" + number(f.dropped_queue), duration(f.idle_seconds)});
+  }
+  table.render(out);
+  if (s.udp_flows_omitted) out += "... and " + number(s.udp_flows_omitted) + " more UDP flows\n";
+}
+
 }  // namespace
 
 std::string render_status(const GatewaySnapshot& snapshot) {
@@ -184,6 +205,7 @@ std::string render_status(const GatewaySnapshot& snapshot) {
   ensembles(out, snapshot);
   out += '\n';
   streams(out, snapshot);
+  udp_flows(out, snapshot);
   return out;
 }
 

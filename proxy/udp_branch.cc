@@ -254,6 +254,20 @@ void UdpBranch::sweep(Instant now) {
   for (tunnel::FlowId id : idle) close(id, "idle", true);
 }
 
+void UdpBranch::list_flows(Instant now, std::size_t max, std::vector<UdpFlowListing>& out,
+                           std::uint64_t* omitted) const {
+  const auto text = [](const udp::endpoint& e) {
+    return udp_endpoint_text(e.address().to_string(), e.address().is_v6(), e.port());
+  };
+  for (const auto& [id, flow] : by_id_) {
+    if (out.size() >= max) {
+      ++*omitted;
+      continue;
+    }
+    out.push_back({peer_, id, text(flow->client), text(flow->destination), now - flow->last_activity});
+  }
+}
+
 UdpStats UdpBranch::stats() const {
   UdpStats s = stats_;
   s.flows_open = by_id_.size();

@@ -53,6 +53,8 @@ class UdpBranch {
   void on_connection_closed();
   void sweep(Instant now);
   UdpStats stats() const;
+  // The open flows (at most `max`, the rest counted in *omitted).
+  void list_flows(Instant now, std::size_t max, std::vector<UdpFlowListing>& out, std::uint64_t* omitted) const;
 
  private:
   struct Flow;

@@ -164,6 +164,23 @@ void UdpHub::sweep(Instant now) {
   for (const Key& key : idle) close(key, "idle", true);
 }
 
+void UdpHub::list_flows(Instant now, std::size_t max, std::vector<UdpFlowListing>& out,
+                        std::uint64_t* omitted) const {
+  const auto text = [](const udp::endpoint& e) {
+    return udp_endpoint_text(e.address().to_string(), e.address().is_v6(), e.port());
+  };
+  for (const auto& [key, flow] : flows_) {
+    if (out.size() >= max) {
+      ++*omitted;
+      continue;
+    }
+    boost::system::error_code ec;
+    const udp::endpoint local = flow->socket.local_endpoint(ec);
+    const udp::endpoint remote = flow->socket.remote_endpoint(ec);
+    out.push_back({key.first, key.second, text(local), text(remote), now - flow->last_activity});
+  }
+}
+
 UdpStats UdpHub::stats() const {
   UdpStats s = stats_;
   s.flows_open = flows_.size();

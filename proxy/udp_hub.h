@@ -45,6 +45,8 @@ class UdpHub {
   // Idle timeouts (once a second).
   void sweep(Instant now);
   UdpStats stats() const;
+  // The open flows (at most `max` listed in all, the rest counted in *omitted).
+  void list_flows(Instant now, std::size_t max, std::vector<UdpFlowListing>& out, std::uint64_t* omitted) const;
 
  private:
   struct Flow;

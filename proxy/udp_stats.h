@@ -2,9 +2,13 @@
 // the tunnel's own datagram counts are tunnel::FlowStats.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
+
+#include "common/units.h"
 
 namespace egw::proxy {
 
@@ -19,5 +23,18 @@ struct UdpStats {
   // client_limit, tunnel_down, send_error, too_large.
   std::map<std::string, std::uint64_t> dropped;
 };
+
+// One open flow as the gateway sees it (`ensemble-gw status`); the tunnel's
+// per-flow counts (tunnel::FlowCounters) are added by the snapshot.
+struct UdpFlowListing {
+  std::size_t peer = 0;  // the tunnel session
+  std::uint64_t flow_id = 0;
+  std::string source;       // branch: the LAN client; hub: its own socket toward the server
+  std::string destination;  // the server
+  Duration idle{0};         // since the last datagram either way
+};
+
+// "192.0.2.1:53", "[2001:db8::1]:443".
+std::string udp_endpoint_text(const std::string& address, bool v6, unsigned short port);
 
 }  // namespace egw::proxy

@@ -51,6 +51,8 @@ options_of() {
   local options=(-timeout=30)
   # scripts of 2000 STREAM_OPENs are ~22 KB
   [[ $1 == connection_fuzz ]] && options+=(-rss_limit_mb=2048 -max_len=32768)
+  # frame type bytes and the datagram-flow frames' shapes
+  [[ $1 == frame_parse_fuzz || $1 == frame_roundtrip_fuzz ]] && options+=(-dict=tests/fuzz/frames.dict)
   echo "${options[@]}"
 }
 

@@ -162,8 +162,14 @@ struct ConnectionConfig {
   std::size_t max_incoming_flows = 4096;
   // The peer schedules the application categories (ContentClass realtime and
   // after, wire values 4-7). An older peer fails a frame carrying one, so
-  // without this the class hints it gets are nearest_content_type().
+  // without this the class hints it gets are nearest_content_type(). The
+  // session sets it per connection from the handshake (kFlagCategories in
+  // transport_parameters.h) or from the override below.
   bool peer_knows_categories = false;
+  // scheduler.peer_knows_categories: nullopt (`auto`) takes the handshake's
+  // answer; true sends categories regardless; false treats the peer as an
+  // older build (no announcement either, so no initiation is dropped).
+  std::optional<bool> peer_knows_categories_override;
 };
 
 // The rate this side may send at: min of its own configured rate and the
@@ -204,6 +210,17 @@ struct FlowStats {
   std::uint64_t dropped_queue = 0;         // the flow's queue was full
   std::uint64_t dropped_too_large = 0;     // larger than max_datagram_payload()
   std::uint64_t dropped_unknown_flow = 0;  // received for a flow not open here
+};
+
+// One flow's counts (Connection::flow_counters; `ensemble-gw status`).
+struct FlowCounters {
+  ContentClass content_class = ContentClass::bulk;
+  std::uint64_t datagrams_sent = 0;  // DATAGRAM frames written to the peer
+  std::uint64_t bytes_sent = 0;      // their payload bytes
+  std::uint64_t datagrams_received = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t dropped_deadline = 0;  // queued past the flow's deadline
+  std::uint64_t dropped_queue = 0;     // the oldest, its queue full
 };
 
 // A datagram poll_transmit wrote into the caller's buffer.
@@ -345,6 +362,8 @@ class Connection {
   // FLOW_CLOSE to the peer (reliably); queued datagrams are dropped.
   void close_flow(FlowId flow, std::uint64_t error_code, Instant now);
   bool flow_exists(FlowId flow) const;
+  // Its counts while it is open (nullopt: no such flow).
+  std::optional<FlowCounters> flow_counters(FlowId flow) const;
   // The largest datagram payload a packet carries on this path (the base
   // datagram size, not what PMTU probing found: a probe may be undone).
   std::size_t max_datagram_payload() const;

@@ -61,6 +61,9 @@ void Connection::Impl::on_datagram_frame(const DatagramFrame& f) {
     return;
   }
   ++stats.flows.datagrams_received;
+  Flow& flow = flows.find(f.flow_id)->second;
+  ++flow.counters.datagrams_received;
+  flow.counters.bytes_received += f.data.size();
   events.push_back(DatagramReceived{f.flow_id, std::vector<std::byte>(f.data.begin(), f.data.end())});
 }
 
@@ -119,6 +122,7 @@ void Connection::Impl::drop_expired(Flow& f, Instant now) {
   while (!f.queue.empty() && now - f.queue.front().queued_at > f.deadline) {
     f.queue.pop_front();
     ++stats.flows.dropped_deadline;
+    ++f.counters.dropped_deadline;
   }
   update_flow_backlog(f, now);
 }
@@ -195,6 +199,8 @@ void Connection::Impl::write_datagram_frames(Flow& f, WireWriter& w, SentEntry& 
     const DatagramFrame frame{f.id, f.queue.front().data};
     if (encoded_size(frame) > w.remaining()) break;
     encode_flow_frame(w, frame);
+    ++f.counters.datagrams_sent;
+    f.counters.bytes_sent += frame.data.size();
     f.queue.pop_front();
     ++entry.datagram_count;
     ++stats.flows.datagrams_sent;
@@ -250,6 +256,7 @@ bool Connection::send_datagram(FlowId flow, std::span<const std::byte> payload, 
   if (f->queue.size() >= std::max<std::size_t>(m.config.datagram_queue_datagrams, 1)) {
     f->queue.pop_front();
     ++m.stats.flows.dropped_queue;
+    ++f->counters.dropped_queue;
   }
   f->queue.push_back({now, std::vector<std::byte>(payload.begin(), payload.end())});
   m.update_flow_backlog(*f, now);
@@ -264,6 +271,14 @@ void Connection::close_flow(FlowId flow, std::uint64_t error_code, Instant now) 
 }
 
 bool Connection::flow_exists(FlowId flow) const { return impl_->flows.contains(flow); }
+
+std::optional<FlowCounters> Connection::flow_counters(FlowId flow) const {
+  const auto it = impl_->flows.find(flow);
+  if (it == impl_->flows.end()) return std::nullopt;
+  FlowCounters c = it->second.counters;
+  c.content_class = it->second.content_class;
+  return c;
+}
 
 std::size_t Connection::max_datagram_payload() const { return impl_->datagram_payload_limit(); }
 

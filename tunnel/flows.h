@@ -25,6 +25,7 @@
 #include "common/ring_deque.h"
 #include "common/units.h"
 #include "congestion/packet.h"
+#include "tunnel/connection.h"  // FlowCounters
 #include "tunnel/frames.h"
 
 namespace egw::tunnel {
@@ -54,6 +55,7 @@ struct Flow {
   ContentClass content_class = ContentClass::bulk;
   Duration deadline{0};
   RingDeque<QueuedDatagram> queue;
+  FlowCounters counters;  // content_class unused here: the field above
   // FLOW_OPEN: due as a control frame (new, or lost with nothing to ride
   // with); acknowledged (peer flows: known to the peer from the start); the
   // packet that last carried it (so one packet carries it once).

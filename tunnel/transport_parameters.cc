@@ -59,7 +59,7 @@ std::optional<TransportParameters> decode_transport_parameters(std::span<const s
   if (p.max_datagram_bytes < 1200) return fail("max_datagram_bytes below 1200");
   if (p.max_ack_delay_ms >= 16384) return fail("max_ack_delay_ms not below 2^14");
   if (p.idle_timeout_ms == 0) return fail("idle_timeout_ms is 0");
-  if (p.flags & ~TransportParameters::kFlagRekey) return fail("unknown flag bits");
+  if (p.flags & ~TransportParameters::kKnownFlags) return fail("unknown flag bits");
   return p;
 }
 

@@ -22,6 +22,13 @@
 // a responder answers a version-3 initiation in version 3 with its choice.
 // An older hub drops it as the wrong size; the initiator then retries
 // without the list (session.h, "AEAD negotiation").
+// Flag bit 1 (kFlagCategories, any version) says "I read the application
+// categories" (ContentClass wire values 4-7): an initiator sets it, and a
+// responder that knows it echoes it, so the two learn it without a round
+// trip of their own. An older responder rejects the unknown bit (drops the
+// initiation); the initiator's legacy attempts go without it (session.h,
+// "Categories"), and a responder sets it only in answer to an initiation
+// that had it, so an older initiator never sees it.
 #pragma once
 
 #include <array>
@@ -73,6 +80,10 @@ struct TransportParameters {
   // new one (message 1 only).
   std::uint8_t flags = 0;
   static constexpr std::uint8_t kFlagRekey = 0x01;
+  // Bit 1: this side reads the categories (message 1: announced; message 2:
+  // echoed). A connection sends categories only to a peer that set it.
+  static constexpr std::uint8_t kFlagCategories = 0x02;
+  static constexpr std::uint8_t kKnownFlags = kFlagRekey | kFlagCategories;
   // Version 2: the rate at which this side wants to receive, bits/s of
   // whole datagrams (its ensemble.max_rate.down; 0: none). The peer sends
   // to us at most min(its own max_rate.up, this). Version 1: always 0.

@@ -166,10 +166,16 @@ TEST_F(GatewayConfigTest, SchedulerCategoriesAndRealtimeCap) {
   EXPECT_EQ(t[static_cast<std::size_t>(ContentClass::html)], 12u);  // untouched default
   EXPECT_EQ(c.reloadable.scheduler.realtime_cap_percent, 25u);
   EXPECT_EQ(c.reloadable.scheduler.render_blocking_cap_percent, 80u);
-  EXPECT_TRUE(c.endpoint.connection.peer_knows_categories);
+  EXPECT_EQ(c.endpoint.connection.peer_knows_categories_override, true);  // an old config still loads
   auto plain = std::get<GatewayConfig>(load_gateway_config(write("p.yaml", branch("scheduler: {realtime_cap: 40}\n"))));
   EXPECT_EQ(plain.reloadable.scheduler.realtime_cap_percent, 40u);
-  EXPECT_FALSE(plain.endpoint.connection.peer_knows_categories);  // older hubs fail category bytes
+  EXPECT_EQ(plain.endpoint.connection.peer_knows_categories_override, std::nullopt);  // learnt in the handshake
+  auto off = std::get<GatewayConfig>(load_gateway_config(write("o.yaml", branch("scheduler: {peer_knows_categories: false}\n"))));
+  EXPECT_EQ(off.endpoint.connection.peer_knows_categories_override, false);
+  auto automatic = std::get<GatewayConfig>(load_gateway_config(write("a.yaml", branch("scheduler: {peer_knows_categories: auto}\n"))));
+  EXPECT_EQ(automatic.endpoint.connection.peer_knows_categories_override, std::nullopt);
+  const std::string bad = error_of(branch("scheduler: {peer_knows_categories: maybe}\n"));
+  EXPECT_NE(bad.find("c.yaml:9: scheduler.peer_knows_categories: expected auto, true or false"), std::string::npos) << bad;
   const std::string cap = error_of(branch("scheduler: {realtime_cap: 130%}\n"));
   EXPECT_NE(cap.find("scheduler.realtime_cap: expected a percentage"), std::string::npos) << cap;
   const std::string cls = error_of(branch("scheduler:\n  tickets: {video: 3}\n"));

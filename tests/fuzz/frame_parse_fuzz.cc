@@ -33,6 +33,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                              stream->data.data() + stream->data.size() <= input.data() + size);
         if (!inside || stream->offset + stream->data.size() > kVarintMax) std::abort();
       }
+      // A DATAGRAM's bytes alias the payload too (the connection copies them
+      // into its event), and flow frames name only classes that exist.
+      if (const auto* datagram = std::get_if<DatagramFrame>(&frame)) {
+        const bool inside = datagram->data.empty() ||
+                            (datagram->data.data() >= input.data() &&
+                             datagram->data.data() + datagram->data.size() <= input.data() + size);
+        if (!inside || datagram->flow_id > kVarintMax) std::abort();
+      }
+      if (const auto* open = std::get_if<FlowOpenFrame>(&frame)) {
+        if (static_cast<int>(open->content_class) >= egw::kContentClassCount || open->flow_id > kVarintMax) std::abort();
+      }
     }
     // Shortest encodings can only be shorter than what was read.
     if (total_bytes > size) std::abort();

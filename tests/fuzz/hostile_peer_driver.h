@@ -18,6 +18,10 @@
 //   7 app:        u8 action, u8 arg                 (hub opens, writes, closes...)
 // pn-selector: < 0xc0 the next number; 0xc0..0xdf a recent one again;
 // 0xe0..0xfe jump ahead by 2^(s & 0x1f); 0xff an explicit u64.
+// Datagram flows: generated frames include FLOW_OPEN (any class, the
+// categories too), DATAGRAM (pattern bytes of the flow) and FLOW_CLOSE; the
+// app echoes or closes peer flows and opens its own (app action 0, arg >=
+// 0xf0). Datagram bytes are pattern bytes of (flow, 0) like stream bytes.
 //
 // The model the checks rely on: stream bytes the driver sends (in either
 // direction) are pattern bytes of (stream, offset), so any byte delivered to
@@ -30,6 +34,10 @@
 // packet number above the last; nothing is sent after the CLOSE; is_closed()
 // matches one ConnectionClosed event; peer streams alive never exceed
 // max_incoming_streams; StreamOpened once per id, with the peer's parity;
+// FlowOpened with the peer's parity and not for an open flow, DATAGRAMs
+// delivered only on flows the app was told about (or opened), with the
+// bytes sent, the hub's own DATAGRAMs carrying what its app sent there;
+// peer flows open never exceed max_incoming_flows;
 // timers make progress (after on_timeout and a transmit, next_timeout is not
 // in the past for long) and virtual time and work per input are bounded.
 #pragma once
@@ -201,6 +209,8 @@ class HostilePeerDriver {
   std::set<StreamId> fin_read;
   std::size_t datagrams_out = 0;
   std::size_t max_peer_streams_alive = 0;
+  std::size_t sent_datagram_frames = 0;       // DATAGRAM frames the hub sent
+  std::map<FlowId, std::size_t> datagrams_read;  // DatagramReceived per flow
 
  private:
   // ------------------------------------------------------------ operations
@@ -318,6 +328,11 @@ class HostilePeerDriver {
         std::uint64_t& end = peer_next_offset_[s->stream_id];
         end = std::max(end, s->offset + s->data.size());
       }
+      if (const auto* d = std::get_if<DatagramFrame>(&f)) {
+        if (!std::ranges::equal(d->data, pattern_bytes(d->flow_id, 0, d->data.size(), kClientSalt))) {
+          tainted_flows_.insert(d->flow_id);
+        }
+      }
     }
   }
 
@@ -387,6 +402,13 @@ class HostilePeerDriver {
       if (const auto* m = std::get_if<MaxStreamDataFrame>(&f)) {
         sent_max_stream_data[m->stream_id] = m->maximum;
       }
+      if (const auto* d = std::get_if<DatagramFrame>(&f)) {
+        ++sent_datagram_frames;
+        if (!std::ranges::equal(d->data, pattern_bytes(d->flow_id, 0, d->data.size(), kHubSalt))) {
+          return fail("hub sent datagram bytes its app never sent on that flow");
+        }
+        continue;  // its span points into `bytes`: not kept
+      }
       if (sent_frames_owned.size() < 100'000) sent_frames_owned.push_back(f);
     }
     recent_sent_pns_.push_back(pn);
@@ -421,7 +443,7 @@ class HostilePeerDriver {
 
   // One frame from input bytes: well-formed on the wire, hostile in meaning.
   void generate_frame(std::vector<std::byte>& payload) {
-    const std::uint8_t kind = in_.u8() % 12;
+    const std::uint8_t kind = in_.u8() % 16;
     std::optional<Frame> frame;
     switch (kind) {
       case 0: frame = PaddingFrame{1u + in_.u8() % 16}; break;
@@ -482,6 +504,31 @@ class HostilePeerDriver {
       }
       case 10: frame = CloseFrame{in_.u8(), std::string(in_.u8() % 64, 'x')}; break;
       case 11: frame = MaxStreamsFrame{pick_value() / 4096}; break;
+      case 12: {
+        FlowOpenFrame f;
+        f.flow_id = pick_flow_id();
+        f.destination.address = {10, 0, 0, in_.u8()};
+        f.destination.port = 5060;
+        f.content_class = static_cast<ContentClass>(in_.u8() % kContentClassCount);
+        frame = f;
+        break;
+      }
+      case 13: {
+        const FlowId id = pick_flow_id();
+        datagram_data_ = pattern_bytes(id, 0, in_.u16() % 1400, kClientSalt);
+        frame = DatagramFrame{id, datagram_data_};
+        break;
+      }
+      case 14: {
+        const FlowId id = pick_flow_id();
+        frame = FlowCloseFrame{id, in_.u8() < 0x80 ? 0u : in_.u8()};
+        break;
+      }
+      case 15: {  // the categories (wire values 4-7) as a stream's class
+        const StreamId id = pick_stream_id();
+        frame = StreamClassFrame{id, static_cast<ContentClass>(in_.u8() % kContentClassCount)};
+        break;
+      }
     }
     if (!frame) return;
     std::vector<std::byte> one;
@@ -495,6 +542,14 @@ class HostilePeerDriver {
     if (b < 0x80) return StreamId{b & 0x0fu} * 2;               // client streams 0..30
     if (b < 0xc0) return StreamId{b & 0x0fu} * 2 + 1;           // the hub's own
     if (b < 0xff) return StreamId{32} + StreamId{b & 0x3fu} * 2 * (1 + (b & 3));  // spread
+    return in_.u64() & kVarintMax;
+  }
+
+  FlowId pick_flow_id() {
+    const std::uint8_t b = in_.u8();
+    if (b < 0x80) return FlowId{b & 0x0fu} * 2;      // client flows 0..30
+    if (b < 0xc0) return FlowId{b & 0x0fu} * 2 + 1;  // the hub's own
+    if (b < 0xff) return FlowId{32} + FlowId{b & 0x3fu} * 2 * (1 + (b & 3));  // spread
     return in_.u64() & kVarintMax;
   }
 
@@ -534,6 +589,23 @@ class HostilePeerDriver {
         if (action == 1) write(w->id, 4096);
       } else if (std::holds_alternative<ConnectionClosed>(*e)) {
         if (++connection_closed_events_ > 1) return fail("ConnectionClosed twice");
+      } else if (const auto* o = std::get_if<FlowOpened>(&*e)) {
+        if (o->id % 2 != 0) return fail("FlowOpened for a hub-parity id");
+        if (!flows_open_.insert(o->id).second) return fail("FlowOpened for a flow already open");
+        flows_announced_.insert(o->id);
+        serve_flow(o->id, action, 0);
+      } else if (const auto* c = std::get_if<FlowClosed>(&*e)) {
+        flows_open_.erase(c->id);
+      } else if (const auto* d = std::get_if<DatagramReceived>(&*e)) {
+        if (!flows_announced_.contains(d->flow) && !local_flows_.contains(d->flow)) {
+          return fail("DatagramReceived on a flow never opened");
+        }
+        if (!tainted_flows_.contains(d->flow) &&
+            !std::ranges::equal(d->data, pattern_bytes(d->flow, 0, d->data.size(), kClientSalt))) {
+          return fail("DatagramReceived with bytes the peer never sent on that flow");
+        }
+        ++datagrams_read[d->flow];
+        serve_flow(d->flow, action, d->data.size());
       }
       if (violation_) return;
     }
@@ -548,6 +620,22 @@ class HostilePeerDriver {
       case 3: hub_->stream_reset(id, 0x77, now_); break;
       default: break;
     }
+  }
+
+  // What the app does with a peer flow: nothing, echo a datagram, echo two,
+  // close it.
+  void serve_flow(FlowId id, unsigned action, std::size_t size) {
+    if (action == 1 || action == 2) {
+      for (unsigned i = 0; i < action; ++i) send_datagram(id, size + i);
+    } else if (action == 3) {
+      hub_->close_flow(id, 0x77, now_);
+      flows_open_.erase(id);
+    }
+  }
+
+  void send_datagram(FlowId id, std::size_t size) {
+    const auto data = pattern_bytes(id, 0, size, kHubSalt);
+    (void)hub_->send_datagram(id, data, now_);
   }
 
   void read_all(StreamId id) {
@@ -588,7 +676,16 @@ class HostilePeerDriver {
         known.empty() ? std::nullopt : std::optional<StreamId>(known[arg % known.size()]);
     switch (action % 6) {
       case 0:
-        if (local_.size() < 64) {
+        if (arg >= 0xf0) {  // a flow of the hub's own, and a first datagram on it
+          Destination e;
+          e.address = {192, 168, 1, arg};
+          e.port = 3478;
+          if (auto id = hub_->open_flow(e, static_cast<ContentClass>(arg % kContentClassCount), now_)) {
+            if (*id % 2 != 1) return fail("hub opened a client-parity flow id");
+            local_flows_.insert(*id);
+            send_datagram(*id, 40u + arg);
+          }
+        } else if (local_.size() < 64) {
           Destination e;
           e.address = {192, 168, 0, arg};
           if (auto id = hub_->open_stream(e, static_cast<ContentClass>(arg % 4), now_)) {
@@ -654,6 +751,15 @@ class HostilePeerDriver {
     for (StreamId id : peer_ids_) alive += hub_->stream_exists(id) ? 1 : 0;
     max_peer_streams_alive = std::max(max_peer_streams_alive, alive);
     if (alive > config_.max_incoming_streams) return fail("more peer streams than max_incoming_streams");
+    if (flows_open_.size() > config_.max_incoming_flows) return fail("more peer flows than max_incoming_flows");
+    const FlowStats& f = s.flows;
+    const FlowStats& pf = p_flows_;
+    if (f.flows_opened < pf.flows_opened || f.flows_refused < pf.flows_refused ||
+        f.datagrams_sent < pf.datagrams_sent || f.datagrams_received < pf.datagrams_received ||
+        f.dropped_deadline < pf.dropped_deadline || f.dropped_unknown_flow < pf.dropped_unknown_flow) {
+      return fail("a flow counter went down");
+    }
+    p_flows_ = f;
   }
 
   void fail(const char* what) {
@@ -685,6 +791,12 @@ class HostilePeerDriver {
   std::map<StreamId, std::uint64_t> peer_next_offset_;  // highest end the peer sent
   std::map<StreamId, std::uint64_t> written_;
   std::vector<std::byte> stream_data_;  // the generated STREAM frame's bytes
+  std::vector<std::byte> datagram_data_;  // the generated DATAGRAM frame's bytes
+  std::set<FlowId> flows_open_;       // peer flows open as the app's events say
+  std::set<FlowId> flows_announced_;  // every peer flow the app was told about
+  std::set<FlowId> local_flows_;      // flows the hub app opened
+  std::set<FlowId> tainted_flows_;    // fed bytes other than the pattern
+  FlowStats p_flows_;
 };
 
 // Writes scripts in the format above, for hand-made hostile scenarios.

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<std::byte> data(40, std::byte{'d'});
+  const std::vector<std::byte> big(1300, std::byte{'D'});
   Destination v4;
   v4.address = {10, 0, 0, 1};
   v4.port = 443;
@@ -44,6 +45,20 @@ int main(int argc, char** argv) {
       {"flow_open_datagram",
        {FlowOpenFrame{0, v4, ContentClass::html}, DatagramFrame{0, data}, DatagramFrame{0, {}}}},
       {"flow_open_v6_close", {FlowOpenFrame{3, v6, ContentClass::bulk}, FlowCloseFrame{3, 0x12}}},
+      // Datagram flows with the categories, a packet of datagrams alone (as
+      // a packet of a flow whose FLOW_OPEN was acknowledged), a full-size
+      // one, and a flow's whole life in one payload.
+      {"flow_open_realtime_datagrams",
+       {FlowOpenFrame{2, v4, ContentClass::realtime}, DatagramFrame{2, data}, DatagramFrame{2, data}}},
+      {"flow_open_each_category",
+       {FlowOpenFrame{4, v4, ContentClass::interactive}, FlowOpenFrame{6, v6, ContentClass::web},
+        FlowOpenFrame{8, v4, ContentClass::streaming}}},
+      {"datagrams_only", {DatagramFrame{1, data}, DatagramFrame{kVarintMax, {}}, PingFrame{}}},
+      {"datagram_large", {DatagramFrame{0x4000, big}}},
+      {"flow_life",
+       {AckFrame{us(10), {{5, 9}}}, FlowOpenFrame{10, v4, ContentClass::realtime}, DatagramFrame{10, data},
+        FlowCloseFrame{10, 0}, DatagramFrame{10, data}}},
+      {"class_categories", {StreamClassFrame{4, ContentClass::realtime}, StreamClassFrame{6, ContentClass::streaming}}},
       {"mixed",
        {AckFrame{us(100), {{50, 60}}}, StreamOpenFrame{2, v4, ContentClass::bulk},
         StreamFrame{2, 0, true, data}, MaxDataFrame{99}, PingFrame{}}},

@@ -18,6 +18,7 @@
 #   flow bound  one client opening 6 flows with flows_per_client 5: only the
 #               room left is answered, the rest dropped as client_limit
 #   metrics     flows open, datagrams sent / received on both gateways
+#   status      `ensemble-gw status` lists the flows (hub JSON, branch table)
 #   cleanup     SIGTERM: the branch's nftables table and fwmark rule are gone
 set -uo pipefail
 
@@ -139,6 +140,23 @@ if [[ ${b_sent%.*} -ge 20 && ${b_recv%.*} -ge 20 && ${h_sent%.*} -ge 20 && ${h_r
   line PASS "metrics" "branch sent $b_sent received $b_recv; hub sent $h_sent received $h_recv, flows open $h_open"
 else
   line FAIL "metrics" "branch sent $b_sent received $b_recv; hub sent $h_sent received $h_recv, flows open $h_open"
+fi
+
+# ------------------------------------------------------------------ status
+# `ensemble-gw status` lists the flows: the hub's JSON has a flow to the echo
+# port with datagrams and bytes both ways; the branch's table a row for it.
+st_hub=$(timeout 10 "$bin" status --json -c "$D/hub.yaml" 2>&1)
+st_branch=$(timeout 10 "$bin" status -c "$D/branch.yaml" 2>&1)
+if python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+f = [f for f in d["udp_flows"] if f["destination"] == sys.argv[2] and f["datagrams_sent"] and f["datagrams_received"]]
+assert f and f[0]["bytes_sent"] > 0 and f[0]["bytes_received"] > 0, d["udp_flows"]
+' "$st_hub" "10.$N.2.2:7001" 2>/dev/null &&
+  grep -Eq "^hub +[0-9]+ +[0-9.]+:[0-9]+ +10\.$N\.2\.2:7001 " <<<"$st_branch"; then
+  line PASS "status" "hub: $(grep -o '"udp_flows_open":[0-9]*' <<<"$st_hub"); branch: '$(grep -Em1 "10\.$N\.2\.2:7001 " <<<"$st_branch" | tr -s ' ')'"
+else
+  line FAIL "status" "hub: $(head -c 400 <<<"$st_hub"); branch: $(tail -n 4 <<<"$st_branch" | tr '\n' ' ')"
 fi
 
 # ------------------------------------------------------------------ cleanup

@@ -124,6 +124,47 @@ assert e['srtt_seconds'] is None and e['min_rtt_seconds'] is None
             "ok");
 }
 
+TEST(StatusJson, UdpFlows) {
+  auto s = snapshot();
+  s.udp_flows_open = 1;
+  s.udp_flows_opened = 3;
+  s.udp_datagrams_dropped["deadline"] = 12;
+  UdpFlowSnapshot f;
+  f.peer = "b1";
+  f.flow_id = 2;
+  f.source = "192.0.2.1:40123";
+  f.destination = "198.51.100.7:3478";
+  f.content_class = ContentClass::realtime;
+  f.datagrams_sent = 10;
+  f.bytes_sent = 1600;
+  f.datagrams_received = 9;
+  f.bytes_received = 1440;
+  f.dropped_deadline = 12;
+  f.dropped_queue = 1;
+  f.idle_seconds = 0.5;
+  s.udp_flows.push_back(f);
+  EXPECT_EQ(python_checks(render_status_json(s, 64 * 1024), R"(
+assert d['udp_flows_open'] == 1 and d['udp_flows_opened'] == 3
+assert d['udp_datagrams_dropped'] == {'deadline': 12}
+assert d['udp_flows_omitted'] == 0
+assert d['udp_flows'] == [{'peer': 'b1', 'flow_id': 2, 'source': '192.0.2.1:40123',
+  'destination': '198.51.100.7:3478', 'class': 'realtime', 'datagrams_sent': 10, 'bytes_sent': 1600,
+  'datagrams_received': 9, 'bytes_received': 1440, 'dropped_deadline': 12, 'dropped_queue': 1,
+  'idle_seconds': 0.5}], d['udp_flows']
+)"),
+            "ok");
+  // Thousands of flows shrink like streams, and it stays valid.
+  for (int i = 0; i < 5000; ++i) s.udp_flows.push_back(f);
+  const std::string json = render_status_json(s, 64 * 1024);
+  EXPECT_LE(json.size(), 64u * 1024);
+  EXPECT_EQ(python_checks(json, R"(
+assert 0 < len(d['udp_flows']) < 5001
+assert len(d['udp_flows']) + d['udp_flows_omitted'] == 5001
+assert len(d['streams']) == 1
+)"),
+            "ok");
+}
+
 TEST(StatusJson, TooManyStreamsAreOmittedAndItStaysValid) {
   auto s = snapshot();
   for (int i = 0; i < 5000; ++i) s.streams.push_back(s.streams[0]);

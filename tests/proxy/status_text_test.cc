@@ -108,6 +108,44 @@ TEST(StatusText, EmptyGateway) {
   EXPECT_TRUE(text.ends_with("\nno open streams\n")) << text;
 }
 
+UdpFlowSnapshot udp_flow() {
+  UdpFlowSnapshot f;
+  f.peer = "hub-1";
+  f.flow_id = 6;
+  f.source = "10.1.0.9:5060";
+  f.destination = "[2001:db8::7]:3478";
+  f.content_class = ContentClass::realtime;
+  f.datagrams_sent = 1500;
+  f.bytes_sent = 240 * 1024;
+  f.datagrams_received = 1490;
+  f.bytes_received = 238 * 1024;
+  f.dropped_deadline = 12;
+  f.dropped_queue = 1;
+  f.idle_seconds = 0.02;
+  return f;
+}
+
+// The UDP flows after the streams: 5-tuple, class, each way, drops, idle;
+// bounded like the streams.
+TEST(StatusText, UdpFlowsAfterTheStreams) {
+  auto s = snapshot();
+  s.udp_flows_opened = 40;
+  s.udp_flows.push_back(udp_flow());
+  s.udp_flows_omitted = 38;
+  const auto text = render_status(s);
+  EXPECT_TRUE(contains(text, "\n... and 7 more\n\nPEER   FLOW  SOURCE         DESTINATION         CLASS     SENT              "
+                             "RECEIVED          LATE/FULL  IDLE\n"));
+  EXPECT_TRUE(contains(text, "hub-1  6     10.1.0.9:5060  [2001:db8::7]:3478  realtime  1500 (240.0 KiB)  "
+                             "1490 (238.0 KiB)  12/1       0.0s\n"));
+  EXPECT_TRUE(text.ends_with("\n... and 38 more UDP flows\n")) << text;
+  // None open, but some were: said so; never any (no `udp`): nothing.
+  s.udp_flows.clear();
+  s.udp_flows_omitted = 0;
+  EXPECT_TRUE(render_status(s).ends_with("\n... and 7 more\n\nno open UDP flows\n"));
+  s.udp_flows_opened = 0;
+  EXPECT_TRUE(render_status(s).ends_with("\n... and 7 more\n"));
+}
+
 TEST(StatusText, ControlCharactersDoNotReachTheTerminal) {
   auto s = snapshot();
   s.ensembles[0].peer = "evil\x1b[2Jpeer";

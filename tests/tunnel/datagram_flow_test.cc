@@ -106,6 +106,16 @@ TEST(DatagramFlow, RoundTripBothWays) {
   EXPECT_EQ(datagrams(pair.client_app())[0].data, numbered(2, 1000));
   EXPECT_EQ(pair.client().stats().flows.datagrams_sent, 1u);
   EXPECT_EQ(pair.hub().stats().flows.datagrams_received, 1u);
+  // Per flow too (`ensemble-gw status` lists them): each way, with bytes.
+  const auto client_counts = pair.client().flow_counters(*flow);
+  ASSERT_TRUE(client_counts);
+  EXPECT_EQ(client_counts->content_class, ContentClass::html);
+  EXPECT_EQ(client_counts->datagrams_sent, 1u);
+  EXPECT_EQ(client_counts->bytes_sent, 200u);
+  EXPECT_EQ(client_counts->datagrams_received, 1u);
+  EXPECT_EQ(client_counts->bytes_received, 1000u);
+  EXPECT_EQ(pair.hub().flow_counters(*flow)->bytes_sent, 1000u);
+  EXPECT_FALSE(pair.hub().flow_counters(*flow + 2));
   // Closing: the peer hears of it, and the flow is gone on both sides.
   pair.client().close_flow(*flow, 0, pair.now());
   ASSERT_TRUE(pair.run_until([&] { return !events_of<FlowClosed>(pair.hub_app()).empty(); }, ms(200)));
@@ -195,6 +205,9 @@ TEST(DatagramFlow, DeadlineDrop) {
   EXPECT_EQ(s.dropped_deadline, 1u);
   EXPECT_EQ(s.datagrams_sent, 1u);  // the bulk flow's, within its 500 ms
   EXPECT_GE(packets, 1u);
+  EXPECT_EQ(c.flow_counters(*fast)->dropped_deadline, 1u);  // counted per flow too
+  EXPECT_EQ(c.flow_counters(*slow)->dropped_deadline, 0u);
+  EXPECT_EQ(c.flow_counters(*slow)->datagrams_sent, 1u);
 }
 
 TEST(DatagramFlow, QueueBoundDropsTheOldest) {
@@ -205,6 +218,7 @@ TEST(DatagramFlow, QueueBoundDropsTheOldest) {
   const auto flow = c.open_flow(destination_at(7, 5060), ContentClass::html, now);
   for (std::uint32_t i = 0; i < 10; ++i) EXPECT_TRUE(c.send_datagram(*flow, numbered(i), now));
   EXPECT_EQ(c.stats().flows.dropped_queue, 6u);
+  EXPECT_EQ(c.flow_counters(*flow)->dropped_queue, 6u);
 }
 
 TEST(DatagramFlow, TooLargeIsDroppedAndCounted) {

@@ -657,6 +657,49 @@ TEST(HostilePeer, AckDelayIsClampedToMaxAckDelay) {
   EXPECT_LT(srtt, ms(125)) << srtt.count();
 }
 
+// Datagram flows under the driver (seeds for connection_fuzz): a realtime
+// flow's datagrams reach the app intact and its echoes go out; a DATAGRAM
+// after the peer's FLOW_CLOSE, or on a flow never opened, is counted and
+// dropped; a late FLOW_OPEN does not reopen it; the hub's own flow works.
+std::size_t count_flow_opened(const HostilePeerDriver& d) {
+  std::size_t n = 0;
+  for (const auto& e : d.events) n += std::holds_alternative<FlowOpened>(e) ? 1 : 0;
+  return n;
+}
+
+TEST(HostilePeer, FlowsCarryDatagramsBothWaysAndStayClosed) {
+  Destination dst;
+  dst.address = {10, 0, 0, 9};
+  dst.port = 5060;
+  const auto a = pattern_bytes(0, 0, 160, kClientSalt);
+  const auto b = pattern_bytes(0, 0, 20, kClientSalt);
+  const auto c = pattern_bytes(6, 0, 30, kClientSalt);
+  auto d = run(ScriptBuilder(fuzzing::kCfgNoInitialStreams)
+                   .frames({FlowOpenFrame{0, dst, ContentClass::realtime}, DatagramFrame{0, a},
+                            DatagramFrame{0, b}})
+                   .events(0x55)  // action 1 each: echo a datagram
+                   .transmit()
+                   .ack_sent()
+                   .frames({FlowCloseFrame{0, 0}, DatagramFrame{0, a}, FlowOpenFrame{0, dst, ContentClass::bulk}})
+                   .frames({DatagramFrame{6, c}})  // never opened
+                   .app(0, 0xf4)                   // the hub's own flow and a datagram on it
+                   .events(0x55)
+                   .transmit());
+  expect_open(*d);
+  EXPECT_EQ(count_flow_opened(*d), 1u);
+  EXPECT_EQ(d->datagrams_read[0], 2u);
+  EXPECT_GE(d->sent_datagram_frames, 3u);  // two echoes and the hub's own
+  const FlowStats f = d->hub().stats().flows;
+  EXPECT_EQ(f.dropped_unknown_flow, 2u);
+  EXPECT_EQ(f.flows_opened, 2u);
+}
+
+// A FLOW_OPEN with the hub's parity is a protocol violation, as for streams.
+TEST(HostilePeer, FlowOpenWithTheHubsParityIsAProtocolViolation) {
+  auto d = run(ScriptBuilder().frames({FlowOpenFrame{1, Destination{}, ContentClass::realtime}}).transmit());
+  expect_closed_with(*d, kErrorProtocolViolation);
+}
+
 // A seeded mini-fuzz: random scripts of random operations, so the gcc
 // sanitizer builds walk the same paths the libFuzzer target does.
 TEST(HostilePeer, RandomScriptsKeepTheInvariants) {

@@ -76,11 +76,18 @@ void Session::begin_handshake(Instant now, bool rekey) {
 }
 
 crypto::AeadList Session::initiation_offer() const {
-  const bool legacy_turn = attempts_ >= 2 && attempts_ % 2 == 0;
-  if (legacy_turn && aeads_.contains(crypto::Aead::chacha20_poly1305)) {
+  if (legacy_turn() && aeads_.contains(crypto::Aead::chacha20_poly1305)) {
     return {crypto::Aead::chacha20_poly1305};
   }
   return aeads_;
+}
+
+bool Session::initiation_announces_categories(bool rekey) const {
+  if (connection_config_.peer_knows_categories_override == false || legacy_turn()) return false;
+  // A rekey keeps the connection and what it sends: towards a peer that did
+  // not announce them (an older build) the flag would only get it dropped.
+  if (rekey && is_up()) return peer_announced_categories_;
+  return true;
 }
 
 Duration Session::first_retry_interval(Instant now) const {
@@ -102,9 +109,9 @@ Timestamp Session::timestamp(Instant now) const {
 }
 
 TransportParameters Session::local_parameters(bool rekey, std::uint8_t version,
-                                              const crypto::AeadList& aeads) const {
+                                              const crypto::AeadList& aeads, bool categories) const {
   TransportParameters p = local_transport_parameters(connection_config_);
-  p.flags = rekey ? TransportParameters::kFlagRekey : 0;
+  p.flags = (rekey ? TransportParameters::kFlagRekey : 0) | (categories ? TransportParameters::kFlagCategories : 0);
   if (version >= TransportParameters::kVersion3) {
     p.version = TransportParameters::kVersion3;
     p.aeads = crypto::encode_aead_list(aeads);
@@ -131,16 +138,18 @@ void Session::send_initiation(Instant now, bool rekey) {
   config.prologue = noise_prologue();
   auto noise = std::make_unique<crypto::NoiseIk>(config);
   const crypto::AeadList offered = initiation_offer();
+  const bool categories = initiation_announces_categories(rekey);
   ++attempts_;
   const std::uint8_t version =
       offered.is_chacha_only() ? TransportParameters::kVersion2 : TransportParameters::kVersion3;
-  const auto payload = encode_initiation_payload(timestamp(now), local_parameters(rekey, version, offered));
+  const auto payload =
+      encode_initiation_payload(timestamp(now), local_parameters(rekey, version, offered, categories));
   const auto message = noise->write_message(payload);
   const std::uint32_t index = indices_.allocate(this);
   const auto datagram = build_initiation(index, message, peer_mac1_key_, cookie_jar_.cookie(now));
   Mac sent_mac1{};
   std::memcpy(sent_mac1.data(), datagram.bytes.data() + datagram.size - 2 * kMacBytes, kMacBytes);
-  pending_ = PendingHandshake{std::move(noise), index, sent_mac1, rekey, now, offered};
+  pending_ = PendingHandshake{std::move(noise), index, sent_mac1, rekey, now, offered, categories};
   initiation_to_send_ = datagram;
   retry_at_ = now + retry_interval_;
   ++stats_.handshakes_sent;
@@ -173,6 +182,7 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
   auto keypair = std::make_unique<Keypair>(pending_->local_index, response.sender_index,
                                            keys.send.bytes, keys.receive.bytes, now, named.items[0]);
   const bool rekey = pending_->rekey && (params->flags & TransportParameters::kFlagRekey) && is_up();
+  const bool categories = pending_->announced_categories && (params->flags & TransportParameters::kFlagCategories);
   handshake_rtt_ = now - pending_->sent_at;
   pending_.reset();  // its index now names the keypair
   retry_at_.reset();
@@ -198,7 +208,7 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
     retire_previous_at_.reset();
     ++stats_.rekeys;
   } else {
-    start_connection(*params, std::move(keypair), /*confirmed=*/true, now);
+    start_connection(*params, std::move(keypair), /*confirmed=*/true, categories, now);
   }
 }
 
@@ -241,8 +251,11 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
   // A rekey only of a connection the initiator provably shares (see the top
   // of session.h); otherwise a fresh one, which the initiator follows.
   const bool rekey = (payload.params.flags & TransportParameters::kFlagRekey) && is_confirmed();
+  // Echoed only to an initiator that announced it: an older one rejects the bit.
+  const bool categories = (payload.params.flags & TransportParameters::kFlagCategories) != 0;
+  const bool echo = categories && connection_config_.peer_knows_categories_override != false;
   const auto reply_params =
-      encode_transport_parameters(local_parameters(rekey, payload.params.version, {*chosen}));
+      encode_transport_parameters(local_parameters(rekey, payload.params.version, {*chosen}, echo));
   const auto message = noise->write_message(
       std::span(reinterpret_cast<const std::uint8_t*>(reply_params.bytes.data()), reply_params.size));
   const auto keys = noise->split();
@@ -257,16 +270,18 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
     protection_->install(std::move(keypair), /*confirmed=*/false);
     ++stats_.rekeys;
   } else {
-    start_connection(payload.params, std::move(keypair), /*confirmed=*/false, now);
+    start_connection(payload.params, std::move(keypair), /*confirmed=*/false, categories, now);
   }
 }
 
-void Session::start_connection(const TransportParameters& peer_params,
-                               std::unique_ptr<Keypair> keys, bool confirmed, Instant now) {
+void Session::start_connection(const TransportParameters& peer_params, std::unique_ptr<Keypair> keys,
+                               bool confirmed, bool peer_categories, Instant now) {
   end_connection("replaced by a new handshake", now);
   ConnectionConfig config = connection_config_;
   config.is_client = initiator_;
   config.peer = peer_params;
+  config.peer_knows_categories = connection_config_.peer_knows_categories_override.value_or(peer_categories);
+  peer_announced_categories_ = peer_categories;
   // Skipped packet numbers must be unpredictable to the peer (RFC 9000 21.4).
   if (RAND_bytes(reinterpret_cast<unsigned char*>(&config.packet_number_skip_seed),
                  sizeof config.packet_number_skip_seed) != 1) {

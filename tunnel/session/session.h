@@ -60,6 +60,20 @@
 // 2^23 packets (its confidentiality limit, RFC 9001 6.6) by a rekey, counted
 // in either direction (the hub never rekeys: the branch counts the packets
 // it opened under the current keys as well as those it sealed).
+//
+// Categories (issue 21). Whether a connection may send the application
+// categories (ContentClass 4-7, which an older build fails) is learnt in the
+// same handshake: an initiation sets kFlagCategories
+// (transport_parameters.h), a current responder echoes it, and each side's
+// connection sends categories iff the other side set it. Two current
+// gateways thus always agree, at no cost. An older hub drops a flagged
+// initiation (unknown flag bits), so the legacy attempts above (the third
+// and every second one after it) go without the flag as well: an older hub
+// is reached on the third attempt, and that connection sends content types.
+// A rekey announces only when the live connection's peer did (a rekey does
+// not change what the connection sends), so an older hub sees no dropped
+// rekeys. The override (scheduler.peer_knows_categories true/false) replaces
+// the answer; false also stops the announcement and the echo.
 #pragma once
 
 #include <deque>
@@ -206,6 +220,7 @@ class Session {
     bool rekey;
     Instant sent_at;
     crypto::AeadList offered;  // what this initiation listed (ChaCha alone: no list)
+    bool announced_categories;  // it set kFlagCategories
   };
 
   // A handshake's first initiation (connect, rekey, fresh start).
@@ -213,8 +228,13 @@ class Session {
   void send_initiation(Instant now, bool rekey);
   // The list the next initiation carries (see "AEAD negotiation").
   crypto::AeadList initiation_offer() const;
+  // The third attempt of a handshake and every second one after it go as an
+  // older build's would (see "AEAD negotiation" and "Categories").
+  bool legacy_turn() const { return attempts_ >= 2 && attempts_ % 2 == 0; }
+  bool initiation_announces_categories(bool rekey) const;
+  // peer_categories: the peer set kFlagCategories in this handshake.
   void start_connection(const TransportParameters& peer_params, std::unique_ptr<Keypair> keys,
-                        bool confirmed, Instant now);
+                        bool confirmed, bool peer_categories, Instant now);
   void start_rekey(Instant now);
   void end_connection(const std::string& reason, Instant now);
   void report_down(const std::string& reason);
@@ -230,8 +250,9 @@ class Session {
   }
   // version: the transport-parameters version to use; below 3 the highest
   // (a responder: the initiation's), 3 carries `aeads`.
+  // categories: set kFlagCategories (an announcement or its echo).
   TransportParameters local_parameters(bool rekey, std::uint8_t version,
-                                       const crypto::AeadList& aeads) const;
+                                       const crypto::AeadList& aeads, bool categories) const;
   Duration retire_delay() const;  // ~3 PTO for the previous keys
   Duration first_retry_interval(Instant now) const;  // max(handshake_retry, 3 x the path's RTT)
 
@@ -253,6 +274,7 @@ class Session {
   SessionProtection* protection_ = nullptr;  // owned by connection_
   bool down_reported_ = true;
   bool confirmed_ = false;  // see is_confirmed()
+  bool peer_announced_categories_ = false;  // in the handshake of the live connection
   // Initiator: rekeys started by silence since the peer last sent data under
   // the live keys; the second one starts a fresh connection instead.
   int silent_rekeys_ = 0;

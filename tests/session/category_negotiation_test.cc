@@ -1,0 +1,151 @@
+// The categories negotiated in the handshake (session.h "Categories",
+// kFlagCategories in transport_parameters.h): two current gateways send
+// each other categories with no configuration and no extra message; a hub
+// of an older build (it rejects the unknown flag bit, played by a tap that
+// opens the initiation with the hub's key) is reached on the third attempt
+// and gets content types; a gateway that does not announce them gets
+// content types too; the config override wins.
+#include <gtest/gtest.h>
+
+#include "tests/session/session_pair.h"
+#include "tunnel/crypto/noise_ik.h"
+#include "tunnel/session/handshake_messages.h"
+
+namespace egw::tunnel::session::testing {
+namespace {
+
+// The flags of an initiation the hub (its private key) would read; nullopt
+// for anything else.
+std::optional<std::uint8_t> initiation_flags(const WireDatagram& d, const crypto::Key32& hub_private) {
+  const auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(d.bytes.data()), d.bytes.size());
+  const auto initiation = parse_initiation(bytes);
+  if (!initiation) return std::nullopt;
+  crypto::NoiseIkConfig config;
+  config.initiator = false;
+  config.local_static_private = hub_private;
+  config.prologue = noise_prologue();
+  config.use_psk = true;
+  crypto::NoiseIk noise(config);
+  const auto payload_bytes = noise.read_message(initiation->noise_message);
+  const auto payload = payload_bytes ? decode_initiation_payload(*payload_bytes) : std::nullopt;
+  if (!payload) return std::nullopt;
+  return payload->params.flags;
+}
+
+struct Seen {
+  ContentClass at_hub = ContentClass::bulk;     // a realtime stream the branch opened
+  ContentClass at_branch = ContentClass::bulk;  // the hub then made it streaming
+};
+
+// Connects (within `connect_for`), opens a realtime stream branch -> hub,
+// then the hub reclassifies it as streaming: what each side received.
+Seen exchange(SessionPair& pair, Duration connect_for = ms(500)) {
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  pair.run_for(connect_for);
+  Seen seen;
+  Connection* b = pair.branch_session().connection();
+  if (!b) return seen;
+  const auto id = b->open_stream(Destination{}, ContentClass::realtime, pair.now);
+  EXPECT_EQ(b->stream_write(*id, std::array<std::byte, 100>{}, pair.now), 100u);
+  std::optional<ContentClass> opened;
+  pair.run_for(ms(200), [&] {
+    SessionPair::events(pair.branch_session());
+    for (auto& e : SessionPair::events(pair.hub_session())) {
+      if (const auto* o = std::get_if<StreamOpened>(&e)) opened = o->content_class;
+    }
+  });
+  if (!opened) return seen;
+  seen.at_hub = *opened;
+  pair.hub_session().connection()->set_stream_class(*id, ContentClass::streaming, pair.now);
+  pair.run_for(ms(200), [&] {
+    SessionPair::events(pair.branch_session());
+    SessionPair::events(pair.hub_session());
+  });
+  seen.at_branch = pair.branch_session().connection()->stream_class(*id).value_or(ContentClass::bulk);
+  return seen;
+}
+
+TEST(CategoryNegotiation, TwoCurrentGatewaysSendCategoriesWithoutConfigOrExtraMessages) {
+  SessionPair pair;
+  std::vector<std::size_t> handshake_sizes;
+  std::optional<std::uint8_t> flags;
+  pair.tap = [&](WireDatagram& d) {
+    const auto type = static_cast<std::uint8_t>(d.bytes[0]);
+    if (type == 2 || type == 3) handshake_sizes.push_back(d.bytes.size());
+    if (const auto f = initiation_flags(d, pair.hub_keys.private_key)) flags = f;
+    return true;
+  };
+  const Seen s = exchange(pair);
+  EXPECT_EQ(s.at_hub, ContentClass::realtime);
+  EXPECT_EQ(s.at_branch, ContentClass::streaming);
+  EXPECT_EQ(flags, TransportParameters::kFlagCategories);
+  // One initiation, one response, of the sizes an older build expects.
+  EXPECT_EQ(handshake_sizes, (std::vector<std::size_t>{kInitiationBytes, kResponseBytes}));
+  EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 1u);
+}
+
+// The hub of a build before the flag drops the initiation ("unknown flag
+// bits"): the third attempt goes without it, the tunnel comes up, both
+// directions carry content types, and rekeys of that connection no longer
+// announce (none is dropped).
+TEST(CategoryNegotiation, AnOlderHubIsReachedOnTheThirdAttemptAndGetsContentTypes) {
+  SessionTimers timers;
+  timers.rekey_after = ms(2'000);
+  SessionPair pair(timers);
+  int dropped = 0, passed = 0;
+  pair.tap = [&](WireDatagram& d) {
+    const auto flags = initiation_flags(d, pair.hub_keys.private_key);
+    if (!flags) return true;
+    if (*flags & ~TransportParameters::kFlagRekey) {
+      ++dropped;
+      return false;
+    }
+    ++passed;
+    return true;
+  };
+  const Seen s = exchange(pair, ms(3'500));  // retries after 1 s and 2 s more
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 3u);
+  EXPECT_EQ(s.at_hub, ContentClass::html);     // nearest_content_type(realtime)
+  EXPECT_EQ(s.at_branch, ContentClass::image);  // nearest_content_type(streaming)
+  pair.run_for(ms(2'500), [&] {
+    SessionPair::events(pair.branch_session());
+    SessionPair::events(pair.hub_session());
+  });
+  EXPECT_GE(pair.branch_session().stats().rekeys, 1u);
+  EXPECT_EQ(dropped, 2);
+  EXPECT_GE(passed, 2);
+}
+
+// A branch that does not announce (`peer_knows_categories: false`, which is
+// also what an older branch sends): the hub does not echo, and each side
+// sends content types.
+TEST(CategoryNegotiation, ABranchThatDoesNotAnnounceGetsAndSendsContentTypes) {
+  SessionPair pair;
+  pair.branch_config.connection.peer_knows_categories_override = false;
+  std::optional<std::uint8_t> flags;
+  pair.tap = [&](WireDatagram& d) {
+    if (const auto f = initiation_flags(d, pair.hub_keys.private_key)) flags = f;
+    return true;
+  };
+  const Seen s = exchange(pair);
+  EXPECT_EQ(flags, 0);
+  EXPECT_EQ(s.at_hub, ContentClass::html);
+  EXPECT_EQ(s.at_branch, ContentClass::image);
+  EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 1u);
+}
+
+// The override replaces the answer on its own side only: a branch set to
+// true sends categories to a hub set to false, which sends content types.
+TEST(CategoryNegotiation, TheOverrideWinsOnItsSide) {
+  SessionPair pair;
+  pair.branch_config.connection.peer_knows_categories_override = true;
+  pair.hub_config.connection.peer_knows_categories_override = false;
+  const Seen s = exchange(pair);
+  EXPECT_EQ(s.at_hub, ContentClass::realtime);
+  EXPECT_EQ(s.at_branch, ContentClass::image);
+}
+
+}  // namespace
+}  // namespace egw::tunnel::session::testing
