@@ -44,15 +44,11 @@ std::string to_string(const tunnel::Destination& d) {
   return ip + ":" + std::to_string(d.port);
 }
 
-std::string endpoint_text(const tcp::endpoint& e) {
-  std::ostringstream s;
-  const auto a = e.address();
-  if (a.is_v6() && a.to_v6().is_v4_mapped()) {  // a dual-stack listener's IPv4 client
-    s << asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()) << ':' << e.port();
-  } else {
-    s << e;
+std::string endpoint_text(const asio::ip::address& a, unsigned short port) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {  // a dual-stack socket's IPv4 peer
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string() + ":" + std::to_string(port);
   }
-  return s.str();
+  return a.is_v6() ? "[" + a.to_string() + "]:" + std::to_string(port) : a.to_string() + ":" + std::to_string(port);
 }
 
 namespace {

@@ -12,14 +12,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proxy/endpoint_text.h"
 #include "proxy/gateway.h"
 
 namespace egw::proxy {
 
 // "192.0.2.1:443", "[2001:db8::1]:443".
 std::string to_string(const tunnel::Destination& d);
-// A TCP endpoint as logs show it (an IPv4-mapped client as IPv4).
-std::string endpoint_text(const boost::asio::ip::tcp::endpoint& e);
 
 // One configured peer: its session's stream events, its relays, its policy.
 struct Gateway::Peer final : SessionHandler {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "proxy/endpoint_text.h"
 #include "proxy/tunnel_config.h"
 #include "tunnel/error_codes.h"
 
@@ -256,15 +257,12 @@ void UdpBranch::sweep(Instant now) {
 
 void UdpBranch::list_flows(Instant now, std::size_t max, std::vector<UdpFlowListing>& out,
                            std::uint64_t* omitted) const {
-  const auto text = [](const udp::endpoint& e) {
-    return udp_endpoint_text(e.address().to_string(), e.address().is_v6(), e.port());
-  };
   for (const auto& [id, flow] : by_id_) {
     if (out.size() >= max) {
       ++*omitted;
       continue;
     }
-    out.push_back({peer_, id, text(flow->client), text(flow->destination), now - flow->last_activity});
+    out.push_back({peer_, id, endpoint_text(flow->client), endpoint_text(flow->destination), now - flow->last_activity});
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "proxy/destination_endpoint.h"
+#include "proxy/endpoint_text.h"
 #include "proxy/gateway_peer.h"
 #include "tunnel/error_codes.h"
 
@@ -166,9 +167,6 @@ void UdpHub::sweep(Instant now) {
 
 void UdpHub::list_flows(Instant now, std::size_t max, std::vector<UdpFlowListing>& out,
                         std::uint64_t* omitted) const {
-  const auto text = [](const udp::endpoint& e) {
-    return udp_endpoint_text(e.address().to_string(), e.address().is_v6(), e.port());
-  };
   for (const auto& [key, flow] : flows_) {
     if (out.size() >= max) {
       ++*omitted;
@@ -177,7 +175,7 @@ void UdpHub::list_flows(Instant now, std::size_t max, std::vector<UdpFlowListing
     boost::system::error_code ec;
     const udp::endpoint local = flow->socket.local_endpoint(ec);
     const udp::endpoint remote = flow->socket.remote_endpoint(ec);
-    out.push_back({key.first, key.second, text(local), text(remote), now - flow->last_activity});
+    out.push_back({key.first, key.second, endpoint_text(local), endpoint_text(remote), now - flow->last_activity});
   }
 }
 

@@ -34,7 +34,4 @@ struct UdpFlowListing {
   Duration idle{0};         // since the last datagram either way
 };
 
-// "192.0.2.1:53", "[2001:db8::1]:443".
-std::string udp_endpoint_text(const std::string& address, bool v6, unsigned short port);
-
 }  // namespace egw::proxy
