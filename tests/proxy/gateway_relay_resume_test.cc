@@ -16,6 +16,7 @@
 
 #include "tests/support/loopback_gateway_pair.h"
 #include "tests/support/loopback_server.h"
+#include "tests/support/loopback_tcp.h"
 
 namespace egw::proxy {
 namespace {
@@ -45,22 +46,7 @@ std::vector<std::uint8_t> pattern_chunk(std::uint64_t offset, std::size_t size) 
 
 // Connected to 127.0.0.1:port with `rcvbuf` set before the handshake (0:
 // the kernel's), 10 s send and receive timeouts; -1 on failure.
-int connect_to(std::uint16_t port, int rcvbuf) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+int connect_to(std::uint16_t port, int rcvbuf) { return test_support::tcp_socket_to(port, rcvbuf, 10); }
 
 // Reads exactly `size` bytes and checks each against the pattern; the bytes
 // read (less at EOF, error or kDeadline) and the offset of the first wrong one.

@@ -14,10 +14,12 @@
 
 namespace egw::test_support {
 
-// Connected to 127.0.0.1:port, or -1.
-inline int tcp_socket_to(std::uint16_t port) {
+// Connected to 127.0.0.1:port, or -1; `rcvbuf` (0: the kernel's) is set
+// before the handshake, where it sizes the window the kernel offers.
+inline int tcp_socket_to(std::uint16_t port, int rcvbuf = 0, long timeout_s = 5) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  timeval tv{5, 0};
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  timeval tv{timeout_s, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   sockaddr_in a{};
