@@ -18,6 +18,12 @@ void Joins::start(MemberId id, CongestionDomain& d, std::uint64_t tickets,
   join.mode = config_.join;
   join.pacer = Pacer(config_.pacing.max_burst_packets);
   if (join.clocked()) {
+    // Before the first RTT sample the window is the initial one, no measured
+    // share to clock out, and the timer would run on the initial RTT (333 ms,
+    // RFC 9002): a stream opened with another before the handshake ended
+    // (the branch's upload beside a download's request) got one packet per
+    // 67 ms for its first 5 round trips. It sends with the window instead.
+    if (!d.rtt().has_sample()) return;
     join.packets_left = static_cast<std::uint32_t>(share / config_.max_datagram_bytes);
     if (join.packets_left == 0) return;
     const Duration srtt = d.rtt().srtt() > Duration{0} ? d.rtt().srtt() : config_.initial_rtt;

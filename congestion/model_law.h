@@ -154,6 +154,7 @@ class ModelLaw final : public WindowLaw {
   bool loss_too_high(ByteCount prior_in_flight) const;
   void on_loss_too_high(ByteCount prior_in_flight, Instant now);
   ByteCount target_cwnd() const;
+  double startup_pacing_rate() const;
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
 
@@ -161,6 +162,7 @@ class ModelLaw final : public WindowLaw {
   State state_ = State::startup;
   Phase phase_ = Phase::cruise;
   ByteCount cwnd_;
+  ByteCount startup_window_;  // the initial window, or careful resume's: startup's floor
   ByteCount inflight_hi_ = kInfiniteSsthresh;  // no bound until too much loss
   ByteCount inflight_hi_growth_ = 0;           // per UP round, doubles
 
