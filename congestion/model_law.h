@@ -82,6 +82,7 @@ class ModelLaw final : public WindowLaw {
   // a link with room; a false alarm costs one more UP round, not a startup).
   static constexpr double kUpRoomGrowth = 1.1;
   static constexpr std::uint32_t kFullBwRounds = 3;
+  static constexpr std::int64_t kFirstCycleRtts = 8;  // after a plateau exit
   static constexpr double kLossThreshold = 0.02;
   static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
   static constexpr Duration kQueueTarget = ms(5);
@@ -134,12 +135,14 @@ class ModelLaw final : public WindowLaw {
   };
 
   double mss() const { return static_cast<double>(params_.max_datagram_bytes); }
+  bool have_model() const { return bw_bytes_per_s() > 0 && min_rtt_.has_value(); }
   ByteCount min_cwnd() const { return kMinCwndPackets * params_.max_datagram_bytes; }
   std::uint32_t competing_flows() const { return std::max(n_flows_, kMinCompetingFlows); }
   void update_bw(const RateSample& rs);
   void update_min_rtt(const RateSample& rs, Instant now);
   void on_round_start(const RateSample& rs);
   void check_full_bw(const RateSample& rs);
+  void cap_startup_bw();
   void probe_again(Instant now);
   void advance_state(ByteCount inflight, Instant now);
   void advance_probe_bw(ByteCount inflight, Instant now);
@@ -177,6 +180,7 @@ class ModelLaw final : public WindowLaw {
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
   bool filled_pipe_ = false;
+  bool plateau_exit_ = false;  // startup ended on a plateau: the first cycle is short
   double up_start_bw_ = 0;  // bw when the last UP began; 0 once it is judged
   std::uint64_t up_end_round_ = 0;
   std::uint64_t probe_extensions_ = 0;  // UP probes that found room and went on
@@ -184,6 +188,8 @@ class ModelLaw final : public WindowLaw {
   // Loss per round: the current one and the last kLossWindowRounds.
   RoundLoss round_loss_;
   std::array<RoundLoss, kLossWindowRounds> past_loss_{};
+  std::array<Duration, kFullBwRounds + 1> past_round_time_{};  // parallel to past_loss_
+  Instant round_started_at_{};
   std::uint64_t loss_response_round_ = ~std::uint64_t{0};
 
   // ProbeBW cycle.
