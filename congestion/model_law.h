@@ -13,9 +13,12 @@
 // queue is the gateway's own, where its scheduler and classes act.
 //
 // States (BBRv3 shapes, our gains):
-//   startup    pacing 2.77 bw, cwnd += acked up to 2 BDP. Ends when bw grew
-//              < 25 % in 3 rounds, or when a round's loss rate is too
-//              high.
+//   startup    pacing 2.77 bw, never below 2.77 x the initial window over
+//              the RTT (Linux BBR), cwnd += acked up to 2 BDP. Ends when bw
+//              grew < 25 % in 3 rounds (bw is then capped at the best
+//              round's average: acks compressed behind the peer's traffic
+//              read above the link), or when a round's loss rate is too
+//              high. The first ProbeBW cycle after it is short (8 min_rtt).
 //   drain      pacing 0.35 bw, cwnd BDP + target, until the flight is <= BDP.
 //   probe_bw   a cycle of DOWN (pacing 0.9 until the flight is <= BDP: the
 //              queue empties, and the RTT then shows whether someone else
@@ -32,7 +35,7 @@
 // loss rate above 2 % that is significant (losses in the current round or
 // over the last 8 rounds exceed 2 % of the packets by 3 sigma of a Poisson
 // count) bounds the flight (BBRv3's inflight_hi = 0.7 x the flight at the
-// loss), ends startup, and ends an UP probe. Each UP probe grows inflight_hi
+// loss, not below 0.7 BDP), ends startup, and ends an UP probe. Each UP probe grows inflight_hi
 // again (+1/8, +1/4, +1/2 in its rounds), until it is far above need. An
 // RTO collapses cwnd to one packet; it grows back by the bytes acked.
 //
@@ -82,7 +85,7 @@ class ModelLaw final : public WindowLaw {
   // a link with room; a false alarm costs one more UP round, not a startup).
   static constexpr double kUpRoomGrowth = 1.1;
   static constexpr std::uint32_t kFullBwRounds = 3;
-  static constexpr std::int64_t kFirstCycleRtts = 8;  // after a plateau exit
+  static constexpr std::int64_t kFirstCycleRtts = 8;  // the first cycle after startup, at most
   static constexpr double kLossThreshold = 0.02;
   static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
   static constexpr Duration kQueueTarget = ms(5);
@@ -180,7 +183,7 @@ class ModelLaw final : public WindowLaw {
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
   bool filled_pipe_ = false;
-  bool plateau_exit_ = false;  // startup ended on a plateau: the first cycle is short
+  bool short_first_cycle_ = false;  // startup just ended: its first ProbeBW cycle is short
   double up_start_bw_ = 0;  // bw when the last UP began; 0 once it is judged
   std::uint64_t up_end_round_ = 0;
   std::uint64_t probe_extensions_ = 0;  // UP probes that found room and went on
