@@ -124,11 +124,14 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   update_min_rtt(rs, now);
   update_bw(rs);
   round_loss_.delivered += rs.acked_bytes;
+  flight_max_[1] = std::max(flight_max_[1], rs.prior_in_flight);
   if (rs.round_start) {
     // The round just ended, for startup's plateau (cap_startup_bw).
     for (std::size_t i = kFullBwRounds; i > 0; --i) past_round_time_[i] = past_round_time_[i - 1];
     past_round_time_[0] = now - round_started_at_;
     round_started_at_ = now;
+    flight_max_[0] = flight_max_[1];
+    flight_max_[1] = 0;
     on_round_start(rs);
   }
   if (rs.rtt && state_ == State::probe_bw) {
@@ -522,10 +525,23 @@ void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
   // target inflight)): an overflow burst of startup into a 25-packet buffer
   // is detected over 2-3 rounds, each round's losses answered anew, and the
   // bound went 61 -> 40 -> 27 KB (22 packets on a 150-packet BDP) until the
-  // first UP 3 s later grew it back by an eighth per round (the simulator's
-  // 7 s transfers both ways at 1 % loss: 43 / 29 % of the link).
-  const auto bound = static_cast<ByteCount>(
-      kBeta * static_cast<double>(std::max(prior_in_flight, have_model() ? bdp_bytes() : 0)));
+  // first UP 3 s later grew it back by an eighth per round. And not below
+  // the BDP when the flight the losses were sent in was above BDP + queue target: that
+  // loss is our own overshoot (startup, UP) into a shallow buffer, the
+  // model's BDP still fills the link (BBRv3 bounds at that flight itself);
+  // 0.7 of it left 70 % of the link until the next cycle's UP (the WAN lab's
+  // 25-packet buffer, and the simulator's 7 s transfers both ways at 0.5-1 %
+  // loss: 86-88 / 80-90 % -> 92 / 90-93 %).
+  double floor = 0;
+  if (have_model()) {
+    const ByteCount bdp = bdp_bytes();
+    // The flight the lost packets were sent in: the largest of this round
+    // and the last (the losses of UP's overshoot show a round later, in
+    // DOWN, when the flight is smaller).
+    const ByteCount sent_in = std::max({prior_in_flight, flight_max_[0], flight_max_[1]});
+    floor = sent_in > bdp + queue_target_bytes() ? static_cast<double>(bdp) : kBeta * static_cast<double>(bdp);
+  }
+  const auto bound = static_cast<ByteCount>(std::max(kBeta * static_cast<double>(prior_in_flight), floor));
   inflight_hi_ = std::max(bound, min_cwnd());
   // Answered: the next cut needs losses of its own. The 8-round window
   // would otherwise keep an old burst "too high", and every random loss in

@@ -193,6 +193,7 @@ class ModelLaw final : public WindowLaw {
   std::array<RoundLoss, kLossWindowRounds> past_loss_{};
   std::array<Duration, kFullBwRounds + 1> past_round_time_{};  // parallel to past_loss_
   Instant round_started_at_{};
+  std::array<ByteCount, 2> flight_max_{};  // the largest flight: last round, this round
   std::uint64_t loss_response_round_ = ~std::uint64_t{0};
 
   // ProbeBW cycle.
