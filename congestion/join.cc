@@ -41,7 +41,8 @@ void Joins::release_credit(const std::vector<SentPacket>& acked, const Congestio
     // share on the initial RTT, 333 ms (RFC 9002), one packet per 67 ms for
     // its first 5 round trips.
     if (d.rtt().has_sample()) {
-      j.release_interval = std::max(us(1), d.rtt().srtt() / std::max<std::uint32_t>(j.share_packets, 1));
+      const std::uint32_t share = std::max<std::uint32_t>(j.share_packets, 1);
+      j.release_interval = std::max(us(1), d.rtt().srtt() / share);
     }
     std::uint32_t others = 0;
     for (const SentPacket& p : acked) others += p.member != id ? 1 : 0;

@@ -102,7 +102,8 @@ double ModelLaw::startup_pacing_rate() const {
   const double by_model = kStartupPacingGain * bw_bytes_per_s() * kPacingMargin;
   const std::optional<Duration> rtt = min_rtt_ ? min_rtt_ : srtt_;
   if (!rtt || *rtt <= Duration{0}) return by_model;
-  const double by_window = kStartupPacingGain * static_cast<double>(startup_window_) / to_seconds(*rtt);
+  const double by_window =
+      kStartupPacingGain * static_cast<double>(startup_window_) / to_seconds(*rtt);
   return std::max(by_model, by_window);
 }
 
@@ -224,7 +225,8 @@ void ModelLaw::cap_startup_bw() {
   double best = 0;
   for (std::size_t i = 0; i < kFullBwRounds; ++i) {
     if (past_round_time_[i] <= Duration{0} || past_loss_[i].delivered == 0) continue;
-    best = std::max(best, static_cast<double>(past_loss_[i].delivered) / to_seconds(past_round_time_[i]));
+    const double delivered = static_cast<double>(past_loss_[i].delivered);
+    best = std::max(best, delivered / to_seconds(past_round_time_[i]));
   }
   if (best > 0) bw_hi_[1] = std::min(bw_hi_[1], best);
 }
@@ -437,7 +439,8 @@ ByteCount ModelLaw::target_cwnd() const {
     case State::startup:
       // Not below the window it started from: an app-limited first sample
       // must not stop its growth (Linux BBR grows until IW is delivered).
-      return static_cast<ByteCount>(kStartupCwndGain * static_cast<double>(std::max(bdp, startup_window_)));
+      return static_cast<ByteCount>(kStartupCwndGain *
+                                    static_cast<double>(std::max(bdp, startup_window_)));
     case State::drain:
       // Not only the pacing gain: without a pacer (or behind a slower one)
       // the window is what drains startup's queue.
@@ -520,18 +523,17 @@ bool ModelLaw::loss_too_high(ByteCount prior_in_flight) const {
 
 void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
   // BBRv3: the flight that lost too much, times beta, is the ceiling until
-  // an UP probe finds room again.
-  // Not below beta x the model's BDP (BBRv3: max(tx_in_flight, beta x
-  // target inflight)): an overflow burst of startup into a 25-packet buffer
-  // is detected over 2-3 rounds, each round's losses answered anew, and the
-  // bound went 61 -> 40 -> 27 KB (22 packets on a 150-packet BDP) until the
-  // first UP 3 s later grew it back by an eighth per round. And not below
-  // the BDP when the flight the losses were sent in was above BDP + queue target: that
-  // loss is our own overshoot (startup, UP) into a shallow buffer, the
-  // model's BDP still fills the link (BBRv3 bounds at that flight itself);
-  // 0.7 of it left 70 % of the link until the next cycle's UP (the WAN lab's
-  // 25-packet buffer, and the simulator's 7 s transfers both ways at 0.5-1 %
-  // loss: 86-88 / 80-90 % -> 92 / 90-93 %).
+  // an UP probe finds room again; not below beta x the model's BDP (BBRv3's
+  // max(tx_in_flight, beta x target inflight)). An overflow burst of
+  // startup into a 25-packet buffer is detected over 2-3 rounds, each
+  // round's losses answered anew: the bound went 61 -> 40 -> 27 KB (22
+  // packets on a 150-packet BDP) until the first UP 3 s later. And not below
+  // the BDP itself when the losses were sent in a flight above BDP + queue
+  // target: that is our own overshoot (startup, UP) into a shallow buffer,
+  // and the model's BDP still fills the link (BBRv3 keeps that flight as the
+  // bound); 0.7 BDP left 70 % of the link until the next cycle's UP (the WAN
+  // lab's 25-packet buffer; the simulator's 7 s transfers both ways at 0.5
+  // and 1 % loss: 86 / 90 and 88 / 80 % -> 92 / 90 and 90 / 83 %).
   double floor = 0;
   if (have_model()) {
     const ByteCount bdp = bdp_bytes();
@@ -539,9 +541,10 @@ void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
     // and the last (the losses of UP's overshoot show a round later, in
     // DOWN, when the flight is smaller).
     const ByteCount sent_in = std::max({prior_in_flight, flight_max_[0], flight_max_[1]});
-    floor = sent_in > bdp + queue_target_bytes() ? static_cast<double>(bdp) : kBeta * static_cast<double>(bdp);
+    floor = static_cast<double>(bdp) * (sent_in > bdp + queue_target_bytes() ? 1.0 : kBeta);
   }
-  const auto bound = static_cast<ByteCount>(std::max(kBeta * static_cast<double>(prior_in_flight), floor));
+  const auto bound =
+      static_cast<ByteCount>(std::max(kBeta * static_cast<double>(prior_in_flight), floor));
   inflight_hi_ = std::max(bound, min_cwnd());
   // Answered: the next cut needs losses of its own. The 8-round window
   // would otherwise keep an old burst "too high", and every random loss in

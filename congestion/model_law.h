@@ -35,7 +35,8 @@
 // loss rate above 2 % that is significant (losses in the current round or
 // over the last 8 rounds exceed 2 % of the packets by 3 sigma of a Poisson
 // count) bounds the flight (BBRv3's inflight_hi = 0.7 x the flight at the
-// loss, not below 0.7 BDP), ends startup, and ends an UP probe. Each UP probe grows inflight_hi
+// loss, not below 0.7 BDP, nor below the BDP after an overshoot of our own),
+// ends startup, and ends an UP probe. Each UP probe grows inflight_hi
 // again (+1/8, +1/4, +1/2 in its rounds), until it is far above need. An
 // RTO collapses cwnd to one packet; it grows back by the bytes acked.
 //

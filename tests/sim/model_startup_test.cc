@@ -1,6 +1,7 @@
 // The model law's startup (issue 20): a short transfer must not pay for it.
 // Deterministic: fixed seeds. EGW_TRACE=1 prints both senders' law states
-// every 100 ms.
+// every 100 ms (EGW_STEP=<ms> to change), EGW_ONLY="<loss> <queue> <seed>"
+// runs one case of the loss sweep (tracing, seed sweeps).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -21,7 +22,8 @@ void trace_line(Duration t, const char* who, Scenario& s, std::size_t pair, bool
             << st.law.bottleneck_bytes_per_s * 8e-6 << " Mbit/s cwnd " << st.cwnd_bytes
             << " pacing " << st.pacing_rate_bytes_per_s * 8e-6 << " inflight " << st.bytes_in_flight
             << " sent " << st.packets_sent << " lost " << st.packets_lost
-            << " srtt " << to_seconds(st.srtt) * 1e3 << " delivered " << b.bytes_delivered() << "\n";
+            << " srtt " << to_seconds(st.srtt) * 1e3 << " delivered " << b.bytes_delivered()
+            << "\n";
 }
 
 struct Shares {
@@ -42,12 +44,12 @@ Shares both_ways(double loss, std::size_t queue_packets, std::uint64_t seed) {
   path.max_pairs = 1;
   Scenario s(path);
   PairConfig pair_config;
-  pair_config.law = std::getenv("EGW_NEWRENO") ? congestion::WindowLawKind::newreno : congestion::WindowLawKind::model;
+  pair_config.law = congestion::WindowLawKind::model;
   pair_config.customize = [](tunnel::ConnectionConfig& c) { gateway_buffers(c, /*grow=*/true); };
   const std::size_t pair = s.add_pair(pair_config);
   BulkConfig down;
   down.bytes = 256 << 20;
-  auto& download = s.add_bulk(pair, down, instant_at(ms(std::getenv("EGW_LATE_DOWN") ? 60'000 : 10)));
+  auto& download = s.add_bulk(pair, down, instant_at(ms(10)));
   BulkConfig up = down;
   up.direction = BulkConfig::Direction::client_to_server;
   up.port = 5002;
@@ -62,7 +64,8 @@ Shares both_ways(double loss, std::size_t queue_packets, std::uint64_t seed) {
   }
   s.run_until(instant_at(to));
   auto share = [&](const BulkTransfer& b) {
-    const ByteCount bytes = b.bytes_delivered_by(instant_at(to)) - b.bytes_delivered_by(instant_at(from));
+    const ByteCount bytes =
+        b.bytes_delivered_by(instant_at(to)) - b.bytes_delivered_by(instant_at(from));
     return static_cast<double>(bytes) * 8 / to_seconds(to - from) / 20e6;
   };
   const Shares r{share(download), share(upload)};
@@ -120,7 +123,9 @@ Duration lone_fetch(congestion::WindowLawKind law) {
   }
   EXPECT_TRUE(s.run_until_done(instant_at(ms(10'000))));
   Duration last{0};
-  for (const BulkTransfer* o : objects) last = std::max(last, o->completion_time().value_or(ms(99'999)));
+  for (const BulkTransfer* o : objects) {
+    last = std::max(last, o->completion_time().value_or(ms(99'999)));
+  }
   std::cout << "[ result   ] lone 40 KB fetch, law " << static_cast<int>(law) << ": "
             << to_seconds(last) * 1e3 << " ms\n";
   return last;
