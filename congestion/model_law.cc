@@ -8,8 +8,7 @@
 namespace egw::congestion {
 
 ModelLaw::ModelLaw(const WindowLawParams& params)
-    : params_(params), cwnd_(params.initial_cwnd_bytes), startup_window_(params.initial_cwnd_bytes),
-      cubic_(params) {}
+    : params_(params), cwnd_(params.initial_cwnd_bytes), cubic_(params) {}
 
 ByteCount ModelLaw::ssthresh_bytes() const {
   // Startup is the law's slow start; after it the window is the model's.
@@ -54,7 +53,6 @@ void ModelLaw::set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) {
   // Careful resume's jump, an undo, a restart: the window, as the domain
   // says. A finite ssthresh at or below it (HyStart++'s exit) ends startup.
   cwnd_ = std::max(cwnd_bytes, params_.max_datagram_bytes);
-  if (state_ == State::startup) startup_window_ = cwnd_;  // careful resume's jump, or its fallback
   if (state_ == State::startup && ssthresh_bytes != 0 && ssthresh_bytes != kInfiniteSsthresh &&
       ssthresh_bytes <= cwnd_bytes) {
     filled_pipe_ = true;
@@ -90,8 +88,9 @@ std::optional<double> ModelLaw::pacing_rate_bytes_per_s() const {
 }
 
 // Startup paces at its gain over bw, but never below its gain over the
-// window it started from (Linux BBR: the pacing rate starts from the
-// initial window over srtt and does not fall during startup). The first
+// initial window (Linux BBR: the pacing rate starts from the initial window
+// over srtt and does not fall during startup; not the window as set_state
+// moves it: an undo or a join of EFCM's n_flows would unpace startup). The first
 // samples of a transfer are a request's few bytes, app-limited: the model
 // takes them (they beat a bw of 0), and 2.77 x that paced the next round at
 // 27 kbit/s where the initial window alone allowed 4 Mbit/s (the simulator's
@@ -103,7 +102,7 @@ double ModelLaw::startup_pacing_rate() const {
   const std::optional<Duration> rtt = min_rtt_ ? min_rtt_ : srtt_;
   if (!rtt || *rtt <= Duration{0}) return by_model;
   const double by_window =
-      kStartupPacingGain * static_cast<double>(startup_window_) / to_seconds(*rtt);
+      kStartupPacingGain * static_cast<double>(params_.initial_cwnd_bytes) / to_seconds(*rtt);
   return std::max(by_model, by_window);
 }
 
@@ -127,10 +126,6 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   round_loss_.delivered += rs.acked_bytes;
   flight_max_[1] = std::max(flight_max_[1], rs.prior_in_flight);
   if (rs.round_start) {
-    // The round just ended, for startup's plateau (cap_startup_bw).
-    for (std::size_t i = kFullBwRounds; i > 0; --i) past_round_time_[i] = past_round_time_[i - 1];
-    past_round_time_[0] = now - round_started_at_;
-    round_started_at_ = now;
     flight_max_[0] = flight_max_[1];
     flight_max_[1] = 0;
     on_round_start(rs);
@@ -207,28 +202,8 @@ void ModelLaw::check_full_bw(const RateSample& rs) {
   }
   if (++full_bw_count_ >= kFullBwRounds) {
     filled_pipe_ = true;
-    short_first_cycle_ = true;
-    cap_startup_bw();
+    early_up_pending_ = true;
   }
-}
-
-// Startup ended on a plateau: the link was full for its last rounds, so
-// what a round delivered over its duration is the link's rate (less the
-// losses). The max filter's samples can read far above it: acks that queued
-// behind the peer's traffic (its startup, a pause of its sender) arrive
-// compressed, and a sample is then bounded only by our send rate, 2.77 bw
-// in startup. The simulator's hub read 24.2 Mbit/s on a 20 Mbit/s link (the
-// WAN lab's 24.5), kept a cwnd 20 ms above the BDP for two cycles, and that
-// queue in the branch's ACK path held the upload to 12 Mbit/s. The best
-// round's average bounds the model; UP probes above it.
-void ModelLaw::cap_startup_bw() {
-  double best = 0;
-  for (std::size_t i = 0; i < kFullBwRounds; ++i) {
-    if (past_round_time_[i] <= Duration{0} || past_loss_[i].delivered == 0) continue;
-    const double delivered = static_cast<double>(past_loss_[i].delivered);
-    best = std::max(best, delivered / to_seconds(past_round_time_[i]));
-  }
-  if (best > 0) bw_hi_[1] = std::min(bw_hi_[1], best);
 }
 
 void ModelLaw::advance_state(ByteCount inflight, Instant now) {
@@ -289,7 +264,14 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
       }
       break;
     case Phase::cruise:
-      if (now - cycle_start_ >= cycle_length_) end_cycle(now);
+      if (now - cycle_start_ >= cycle_length_) {
+        end_cycle(now);
+      } else if (early_up_due(now)) {
+        // An early UP, not a cycle: the max filter keeps startup's samples
+        // for two whole cycles still (rotated here, beside CUBIC's slow
+        // start the model forgot its share 2-3 s early: 0.25x one flow).
+        enter_phase(Phase::up, now);
+      }
       break;
     case Phase::up: {
       if (rounds >= 1 && probe_found_room()) {
@@ -318,6 +300,22 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
 // reached 1.25 BDP) before its samples showed the growth.
 bool ModelLaw::probe_found_room() const {
   return !competitive_ && up_start_bw_ > 0 && bw_bytes_per_s() >= kUpRoomGrowth * up_start_bw_;
+}
+
+// The first UP after startup comes early (8 min_rtt, not 2-3 s).
+// Startup's estimate is often short of the link: a plateau may be the
+// peer's startup queue in our ACK path (the upload beside a download), gone
+// a few rounds later; a loss exit came when 2.77 x bw overflowed a shallow
+// buffer, before bw reached the link (14-15 of 20 Mbit/s with 25 packets).
+// Waiting 2-3 s for the first UP cost 7 s transfers both ways 5-15 points
+// (the simulator, 0.5-1 % loss, five seeds). Only when the cycle's RTT came
+// near min_rtt: not beside someone else's standing queue.
+bool ModelLaw::early_up_due(Instant now) {
+  if (!early_up_pending_ || !min_rtt_ || now - cycle_start_ < kFirstCycleRtts * *min_rtt_) {
+    return false;
+  }
+  early_up_pending_ = false;
+  return cycle_min_rtt_ && *cycle_min_rtt_ <= *min_rtt_ + standing_threshold();
 }
 
 void ModelLaw::end_cycle(Instant now) {
@@ -374,17 +372,6 @@ void ModelLaw::enter_phase(Phase phase, Instant now) {
   if (phase == Phase::down) {
     cycle_start_ = now;
     cycle_length_ = next_cycle_length();
-    if (short_first_cycle_ && min_rtt_) {
-      // The first cycle after startup probes soon. Startup's estimate is
-      // often short of the link: a plateau may be the peer's startup queue
-      // in our ACK path (the upload beside a download), gone a few rounds
-      // later; a loss exit came when 2.77 x bw overflowed a shallow buffer,
-      // before bw reached the link (14-15 of 20 Mbit/s with 25 packets).
-      // Waiting 2-3 s for the first UP cost 7 s transfers a quarter of the
-      // link (the simulator, both ways at 0.5-1 % loss: 63-82 % -> 81-92 %).
-      cycle_length_ = std::min(cycle_length_, kFirstCycleRtts * *min_rtt_);
-      short_first_cycle_ = false;
-    }
     cycle_min_rtt_.reset();
     // Competing, draining our share costs it: only every
     // kCompetitiveDrainCycles-th cycle looks whether the other queue is gone.
@@ -437,10 +424,10 @@ ByteCount ModelLaw::target_cwnd() const {
   const ByteCount bdp = bdp_bytes();
   switch (state_) {
     case State::startup:
-      // Not below the window it started from: an app-limited first sample
+      // Not below twice the initial window: an app-limited first sample
       // must not stop its growth (Linux BBR grows until IW is delivered).
       return static_cast<ByteCount>(kStartupCwndGain *
-                                    static_cast<double>(std::max(bdp, startup_window_)));
+                                    static_cast<double>(std::max(bdp, params_.initial_cwnd_bytes)));
     case State::drain:
       // Not only the pacing gain: without a pacer (or behind a slower one)
       // the window is what drains startup's queue.
@@ -523,23 +510,18 @@ bool ModelLaw::loss_too_high(ByteCount prior_in_flight) const {
 
 void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
   // BBRv3: the flight that lost too much, times beta, is the ceiling until
-  // an UP probe finds room again; not below beta x the model's BDP (BBRv3's
-  // max(tx_in_flight, beta x target inflight)). An overflow burst of
-  // startup into a 25-packet buffer is detected over 2-3 rounds, each
-  // round's losses answered anew: the bound went 61 -> 40 -> 27 KB (22
-  // packets on a 150-packet BDP) until the first UP 3 s later. And not below
-  // the BDP itself when the losses were sent in a flight above BDP + queue
-  // target: that is our own overshoot (startup, UP) into a shallow buffer,
-  // and the model's BDP still fills the link (BBRv3 keeps that flight as the
-  // bound); 0.7 BDP left 70 % of the link until the next cycle's UP (the WAN
-  // lab's 25-packet buffer; the simulator's 7 s transfers both ways at 0.5
-  // and 1 % loss: 86 / 90 and 88 / 80 % -> 92 / 90 and 90 / 83 %).
+  // an UP probe finds room again. In startup not below beta x the model's
+  // BDP (BBRv3's max(tx_in_flight, beta x target inflight)), nor below the
+  // BDP itself when the losses were sent in a flight above BDP + queue
+  // target (the largest of this round and the last): that is startup's own
+  // overshoot into a shallow buffer, detected over 2-3 rounds and each
+  // round's losses answered anew; the bound went 61 -> 40 -> 27 KB (22
+  // packets on a 150-packet BDP) until the first UP. (In UP too, or in every
+  // state, it helped the simulator's shallow buffers as much again, but the
+  // law's long runs, a route change and the CUBIC shares, turned on it.)
   double floor = 0;
-  if (have_model()) {
+  if (state_ == State::startup && have_model()) {
     const ByteCount bdp = bdp_bytes();
-    // The flight the lost packets were sent in: the largest of this round
-    // and the last (the losses of UP's overshoot show a round later, in
-    // DOWN, when the flight is smaller).
     const ByteCount sent_in = std::max({prior_in_flight, flight_max_[0], flight_max_[1]});
     floor = static_cast<double>(bdp) * (sent_in > bdp + queue_target_bytes() ? 1.0 : kBeta);
   }
@@ -554,7 +536,7 @@ void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
   cwnd_ = std::max(std::min(cwnd_, inflight_hi_), min_cwnd());
   if (state_ == State::startup) {
     filled_pipe_ = true;
-    short_first_cycle_ = true;
+    early_up_pending_ = true;
     state_ = State::drain;
     phase_start_round_ = round_;
   } else if (state_ == State::probe_bw && phase_ == Phase::up) {

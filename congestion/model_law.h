@@ -15,10 +15,9 @@
 // States (BBRv3 shapes, our gains):
 //   startup    pacing 2.77 bw, never below 2.77 x the initial window over
 //              the RTT (Linux BBR), cwnd += acked up to 2 BDP. Ends when bw
-//              grew < 25 % in 3 rounds (bw is then capped at the best
-//              round's average: acks compressed behind the peer's traffic
-//              read above the link), or when a round's loss rate is too
-//              high. The first ProbeBW cycle after it is short (8 min_rtt).
+//              grew < 25 % in 3 rounds, or when a round's loss rate is too
+//              high. The first UP after it comes early (8 min_rtt), when
+//              the RTT shows no one else's standing queue.
 //   drain      pacing 0.35 bw, cwnd BDP + target, until the flight is <= BDP.
 //   probe_bw   a cycle of DOWN (pacing 0.9 until the flight is <= BDP: the
 //              queue empties, and the RTT then shows whether someone else
@@ -35,8 +34,8 @@
 // loss rate above 2 % that is significant (losses in the current round or
 // over the last 8 rounds exceed 2 % of the packets by 3 sigma of a Poisson
 // count) bounds the flight (BBRv3's inflight_hi = 0.7 x the flight at the
-// loss, not below 0.7 BDP, nor below the BDP after an overshoot of our own),
-// ends startup, and ends an UP probe. Each UP probe grows inflight_hi
+// loss; in startup not below 0.7 BDP, nor below the BDP after its own
+// overshoot), ends startup, and ends an UP probe. Each UP probe grows inflight_hi
 // again (+1/8, +1/4, +1/2 in its rounds), until it is far above need. An
 // RTO collapses cwnd to one packet; it grows back by the bytes acked.
 //
@@ -86,7 +85,7 @@ class ModelLaw final : public WindowLaw {
   // a link with room; a false alarm costs one more UP round, not a startup).
   static constexpr double kUpRoomGrowth = 1.1;
   static constexpr std::uint32_t kFullBwRounds = 3;
-  static constexpr std::int64_t kFirstCycleRtts = 8;  // the first cycle after startup, at most
+  static constexpr std::int64_t kFirstCycleRtts = 8;  // the early UP after startup
   static constexpr double kLossThreshold = 0.02;
   static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
   static constexpr Duration kQueueTarget = ms(5);
@@ -146,11 +145,11 @@ class ModelLaw final : public WindowLaw {
   void update_min_rtt(const RateSample& rs, Instant now);
   void on_round_start(const RateSample& rs);
   void check_full_bw(const RateSample& rs);
-  void cap_startup_bw();
   void probe_again(Instant now);
   void advance_state(ByteCount inflight, Instant now);
   void advance_probe_bw(ByteCount inflight, Instant now);
   bool probe_found_room() const;
+  bool early_up_due(Instant now);
   void end_cycle(Instant now);
   Duration standing_threshold() const;
   Duration own_target_delay() const;  // the queue target at bw
@@ -169,7 +168,6 @@ class ModelLaw final : public WindowLaw {
   State state_ = State::startup;
   Phase phase_ = Phase::cruise;
   ByteCount cwnd_;
-  ByteCount startup_window_;  // the initial window, or careful resume's: startup's floor
   ByteCount inflight_hi_ = kInfiniteSsthresh;  // no bound until too much loss
   ByteCount inflight_hi_growth_ = 0;           // per UP round, doubles
 
@@ -184,7 +182,7 @@ class ModelLaw final : public WindowLaw {
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
   bool filled_pipe_ = false;
-  bool short_first_cycle_ = false;  // startup just ended: its first ProbeBW cycle is short
+  bool early_up_pending_ = false;  // startup just ended: its first UP comes early
   double up_start_bw_ = 0;  // bw when the last UP began; 0 once it is judged
   std::uint64_t up_end_round_ = 0;
   std::uint64_t probe_extensions_ = 0;  // UP probes that found room and went on
@@ -192,8 +190,6 @@ class ModelLaw final : public WindowLaw {
   // Loss per round: the current one and the last kLossWindowRounds.
   RoundLoss round_loss_;
   std::array<RoundLoss, kLossWindowRounds> past_loss_{};
-  std::array<Duration, kFullBwRounds + 1> past_round_time_{};  // parallel to past_loss_
-  Instant round_started_at_{};
   std::array<ByteCount, 2> flight_max_{};  // the largest flight: last round, this round
   std::uint64_t loss_response_round_ = ~std::uint64_t{0};
 

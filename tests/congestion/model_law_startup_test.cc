@@ -41,25 +41,9 @@ TEST(ModelLawStartup, PacesAtLeastTheInitialWindowPerRttGain) {
   EXPECT_GE(law.cwnd_bytes(), 16 * kMss);
 }
 
-// Startup's plateau on acks compressed behind the peer's traffic: the
-// samples read 2.4 MB/s while each round delivered 2.0 MB/s (120 KB per
-// 60 ms round). The model takes the rounds' rate.
-TEST(ModelLawStartup, APlateauExitCapsBwAtTheBestRoundsAverage) {
-  ModelLaw law(kParams);
-  Instant now = t0;
-  std::uint64_t round = 0;
-  for (int i = 0; i < 8 && law.state() == ModelLaw::State::startup; ++i) {
-    now += ms(60);
-    // One ack per round here: its acked bytes are the round's delivery.
-    law.on_rate_sample(sample(2.4e6, ms(60), ++round, 120'000), now);
-  }
-  ASSERT_NE(law.state(), ModelLaw::State::startup);
-  EXPECT_NEAR(law.bw_bytes_per_s(), 2.0e6, 0.02e6);
-}
-
-// Too much loss bounds the flight at 0.7 x the flight, but not below 0.7 x
-// the model's BDP: an overflow burst detected over a few rounds, each with
-// a small flight, must not cut the bound to a fraction of the path.
+// Too much loss in startup bounds the flight at 0.7 x the flight, but not
+// below 0.7 x the model's BDP: an overflow burst detected over a few rounds,
+// each with a small flight, must not cut the bound to a fraction of the path.
 TEST(ModelLawStartup, TooMuchLossBoundsTheFlightAtNoLessThanBetaBdp) {
   ModelLaw law(kParams);
   Instant now = t0;
