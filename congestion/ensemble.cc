@@ -92,7 +92,7 @@ struct Ensemble::Impl final : DomainListener {
   }
   bool growth_held() const override { return coupled() && joins.clocked_running(); }
   void on_acked(const std::vector<SentPacket>& acked, Instant now) override {
-    if (coupled()) joins.release_credit(acked, now);
+    if (coupled()) joins.release_credit(acked, *shared, now);
   }
   void on_undo_awaits(const SentPacket& lost) override {
     if (!coupled()) undo_index[lost.number] = lost.member;

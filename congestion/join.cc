@@ -20,6 +20,7 @@ void Joins::start(MemberId id, CongestionDomain& d, std::uint64_t tickets,
   if (join.clocked()) {
     join.packets_left = static_cast<std::uint32_t>(share / config_.max_datagram_bytes);
     if (join.packets_left == 0) return;
+    join.share_packets = join.packets_left;
     const Duration srtt = d.rtt().srtt() > Duration{0} ? d.rtt().srtt() : config_.initial_rtt;
     join.release_interval = std::max(us(1), srtt / join.packets_left);
     join.last_release = now;
@@ -30,9 +31,19 @@ void Joins::start(MemberId id, CongestionDomain& d, std::uint64_t tickets,
   joins_[id] = join;
 }
 
-void Joins::release_credit(const std::vector<SentPacket>& acked, Instant now) {
+void Joins::release_credit(const std::vector<SentPacket>& acked, const CongestionDomain& d,
+                           Instant now) {
   for (auto& [id, j] : joins_) {
     if (!j.clocked()) continue;
+    // The timer runs on the RTT as now measured: a join that began before
+    // the first sample (a stream opened beside another before the handshake
+    // ended: the branch's upload beside a download's request) had SRTT /
+    // share on the initial RTT, 333 ms (RFC 9002), one packet per 67 ms for
+    // its first 5 round trips.
+    if (d.rtt().has_sample()) {
+      const std::uint32_t share = std::max<std::uint32_t>(j.share_packets, 1);
+      j.release_interval = std::max(us(1), d.rtt().srtt() / share);
+    }
     std::uint32_t others = 0;
     for (const SentPacket& p : acked) others += p.member != id ? 1 : 0;
     if (others == 0) continue;

@@ -42,6 +42,7 @@ struct JoinState {
   // ack_clocked: packets of the share not sent yet, packets released by the
   // others' acks and not sent yet, and the timer fallback.
   std::uint32_t packets_left = 0;
+  std::uint32_t share_packets = 0;  // the whole share, for the timer's interval
   std::uint32_t credit = 0;
   Duration release_interval{0};
   Instant last_release{};
@@ -69,7 +70,7 @@ class Joins {
   void start(MemberId id, CongestionDomain& d, std::uint64_t tickets,
              std::uint64_t active_tickets, Instant now);
   // Seed 003 Algorithm 1: the others' acked packets release the share.
-  void release_credit(const std::vector<SentPacket>& acked, Instant now);
+  void release_credit(const std::vector<SentPacket>& acked, const CongestionDomain& d, Instant now);
   // A packet of `id` left (`d`: the domain it is paced against).
   void on_sent(MemberId id, ByteCount bytes, const CongestionDomain& d, Instant now);
   // Adds a join's holds (its timer fallback, its paced allowance) to `g`.

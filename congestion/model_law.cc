@@ -77,7 +77,7 @@ std::optional<double> ModelLaw::pacing_rate_bytes_per_s() const {
   }
   double gain = 1.0;
   switch (state_) {
-    case State::startup: gain = kStartupPacingGain; break;
+    case State::startup: return startup_pacing_rate();
     case State::drain: gain = kDrainPacingGain; break;
     case State::probe_rtt: gain = 1.0; break;
     case State::probe_bw:
@@ -85,6 +85,25 @@ std::optional<double> ModelLaw::pacing_rate_bytes_per_s() const {
       break;
   }
   return gain * bw * kPacingMargin;
+}
+
+// Startup paces at its gain over bw, but never below its gain over the
+// initial window (Linux BBR: the pacing rate starts from the initial window
+// over srtt and does not fall during startup; not the window as set_state
+// moves it: an undo or a join of EFCM's n_flows would unpace startup). The first
+// samples of a transfer are a request's few bytes, app-limited: the model
+// takes them (they beat a bw of 0), and 2.77 x that paced the next round at
+// 27 kbit/s where the initial window alone allowed 4 Mbit/s (the simulator's
+// upload beside a download: startup then took 8 rounds from 10 kbit/s, the
+// download's queue in its ACK path ended it at 2.6 Mbit/s, 49 % of a 7 s
+// transfer; a lone 40 KB fetch took 35 ms longer than NewReno's).
+double ModelLaw::startup_pacing_rate() const {
+  const double by_model = kStartupPacingGain * bw_bytes_per_s() * kPacingMargin;
+  const std::optional<Duration> rtt = min_rtt_ ? min_rtt_ : srtt_;
+  if (!rtt || *rtt <= Duration{0}) return by_model;
+  const double by_window =
+      kStartupPacingGain * static_cast<double>(params_.initial_cwnd_bytes) / to_seconds(*rtt);
+  return std::max(by_model, by_window);
 }
 
 LawState ModelLaw::law_state() const {
@@ -105,7 +124,12 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   update_min_rtt(rs, now);
   update_bw(rs);
   round_loss_.delivered += rs.acked_bytes;
-  if (rs.round_start) on_round_start(rs);
+  flight_max_[1] = std::max(flight_max_[1], rs.prior_in_flight);
+  if (rs.round_start) {
+    flight_max_[0] = flight_max_[1];
+    flight_max_[1] = 0;
+    on_round_start(rs);
+  }
   if (rs.rtt && state_ == State::probe_bw) {
     cycle_min_rtt_ = cycle_min_rtt_ ? std::min(*cycle_min_rtt_, *rs.rtt) : *rs.rtt;
   }
@@ -176,7 +200,10 @@ void ModelLaw::check_full_bw(const RateSample& rs) {
     full_bw_count_ = 0;
     return;
   }
-  if (++full_bw_count_ >= kFullBwRounds) filled_pipe_ = true;
+  if (++full_bw_count_ >= kFullBwRounds) {
+    filled_pipe_ = true;
+    early_up_pending_ = true;
+  }
 }
 
 void ModelLaw::advance_state(ByteCount inflight, Instant now) {
@@ -237,7 +264,14 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
       }
       break;
     case Phase::cruise:
-      if (now - cycle_start_ >= cycle_length_) end_cycle(now);
+      if (now - cycle_start_ >= cycle_length_) {
+        end_cycle(now);
+      } else if (early_up_due(now)) {
+        // An early UP, not a cycle: the max filter keeps startup's samples
+        // for two whole cycles still (rotated here, beside CUBIC's slow
+        // start the model forgot its share 2-3 s early: 0.25x one flow).
+        enter_phase(Phase::up, now);
+      }
       break;
     case Phase::up: {
       if (rounds >= 1 && probe_found_room()) {
@@ -266,6 +300,22 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
 // reached 1.25 BDP) before its samples showed the growth.
 bool ModelLaw::probe_found_room() const {
   return !competitive_ && up_start_bw_ > 0 && bw_bytes_per_s() >= kUpRoomGrowth * up_start_bw_;
+}
+
+// The first UP after startup comes early (8 min_rtt, not 2-3 s).
+// Startup's estimate is often short of the link: a plateau may be the
+// peer's startup queue in our ACK path (the upload beside a download), gone
+// a few rounds later; a loss exit came when 2.77 x bw overflowed a shallow
+// buffer, before bw reached the link (14-15 of 20 Mbit/s with 25 packets).
+// Waiting 2-3 s for the first UP cost 7 s transfers both ways 5-15 points
+// (the simulator, 0.5-1 % loss, five seeds). Only when the cycle's RTT came
+// near min_rtt: not beside someone else's standing queue.
+bool ModelLaw::early_up_due(Instant now) {
+  if (!early_up_pending_ || !min_rtt_ || now - cycle_start_ < kFirstCycleRtts * *min_rtt_) {
+    return false;
+  }
+  early_up_pending_ = false;
+  return cycle_min_rtt_ && *cycle_min_rtt_ <= *min_rtt_ + standing_threshold();
 }
 
 void ModelLaw::end_cycle(Instant now) {
@@ -374,7 +424,10 @@ ByteCount ModelLaw::target_cwnd() const {
   const ByteCount bdp = bdp_bytes();
   switch (state_) {
     case State::startup:
-      return static_cast<ByteCount>(kStartupCwndGain * static_cast<double>(bdp));
+      // Not below twice the initial window: an app-limited first sample
+      // must not stop its growth (Linux BBR grows until IW is delivered).
+      return static_cast<ByteCount>(kStartupCwndGain *
+                                    static_cast<double>(std::max(bdp, params_.initial_cwnd_bytes)));
     case State::drain:
       // Not only the pacing gain: without a pacer (or behind a slower one)
       // the window is what drains startup's queue.
@@ -398,10 +451,9 @@ void ModelLaw::update_cwnd(ByteCount acked_bytes) {
     return;
   }
   const ByteCount target = target_cwnd();
-  const bool have_model = bw_bytes_per_s() > 0 && min_rtt_;
   if (filled_pipe_) {
     cwnd_ = std::min(cwnd_ + acked_bytes, target);
-  } else if (!have_model || cwnd_ < target) {
+  } else if (!have_model() || cwnd_ < target) {
     cwnd_ += acked_bytes;  // startup: grow by what is delivered (BBR)
   }
   cwnd_ = std::max(std::min(cwnd_, inflight_hi_), min_cwnd());
@@ -458,8 +510,23 @@ bool ModelLaw::loss_too_high(ByteCount prior_in_flight) const {
 
 void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
   // BBRv3: the flight that lost too much, times beta, is the ceiling until
-  // an UP probe finds room again.
-  const auto bound = static_cast<ByteCount>(kBeta * static_cast<double>(prior_in_flight));
+  // an UP probe finds room again. In startup not below beta x the model's
+  // BDP (BBRv3's max(tx_in_flight, beta x target inflight)), nor below the
+  // BDP itself when the losses were sent in a flight above BDP + queue
+  // target (the largest of this round and the last): that is startup's own
+  // overshoot into a shallow buffer, detected over 2-3 rounds and each
+  // round's losses answered anew; the bound went 61 -> 40 -> 27 KB (22
+  // packets on a 150-packet BDP) until the first UP. (In UP too, or in every
+  // state, it helped the simulator's shallow buffers as much again, but the
+  // law's long runs, a route change and the CUBIC shares, turned on it.)
+  double floor = 0;
+  if (state_ == State::startup && have_model()) {
+    const ByteCount bdp = bdp_bytes();
+    const ByteCount sent_in = std::max({prior_in_flight, flight_max_[0], flight_max_[1]});
+    floor = static_cast<double>(bdp) * (sent_in > bdp + queue_target_bytes() ? 1.0 : kBeta);
+  }
+  const auto bound =
+      static_cast<ByteCount>(std::max(kBeta * static_cast<double>(prior_in_flight), floor));
   inflight_hi_ = std::max(bound, min_cwnd());
   // Answered: the next cut needs losses of its own. The 8-round window
   // would otherwise keep an old burst "too high", and every random loss in
@@ -469,6 +536,7 @@ void ModelLaw::on_loss_too_high(ByteCount prior_in_flight, Instant now) {
   cwnd_ = std::max(std::min(cwnd_, inflight_hi_), min_cwnd());
   if (state_ == State::startup) {
     filled_pipe_ = true;
+    early_up_pending_ = true;
     state_ = State::drain;
     phase_start_round_ = round_;
   } else if (state_ == State::probe_bw && phase_ == Phase::up) {

@@ -13,9 +13,11 @@
 // queue is the gateway's own, where its scheduler and classes act.
 //
 // States (BBRv3 shapes, our gains):
-//   startup    pacing 2.77 bw, cwnd += acked up to 2 BDP. Ends when bw grew
-//              < 25 % in 3 rounds, or when a round's loss rate is too
-//              high.
+//   startup    pacing 2.77 bw, never below 2.77 x the initial window over
+//              the RTT (Linux BBR), cwnd += acked up to 2 BDP. Ends when bw
+//              grew < 25 % in 3 rounds, or when a round's loss rate is too
+//              high. The first UP after it comes early (8 min_rtt), when
+//              the RTT shows no one else's standing queue.
 //   drain      pacing 0.35 bw, cwnd BDP + target, until the flight is <= BDP.
 //   probe_bw   a cycle of DOWN (pacing 0.9 until the flight is <= BDP: the
 //              queue empties, and the RTT then shows whether someone else
@@ -32,7 +34,8 @@
 // loss rate above 2 % that is significant (losses in the current round or
 // over the last 8 rounds exceed 2 % of the packets by 3 sigma of a Poisson
 // count) bounds the flight (BBRv3's inflight_hi = 0.7 x the flight at the
-// loss), ends startup, and ends an UP probe. Each UP probe grows inflight_hi
+// loss; in startup not below 0.7 BDP, nor below the BDP after its own
+// overshoot), ends startup, and ends an UP probe. Each UP probe grows inflight_hi
 // again (+1/8, +1/4, +1/2 in its rounds), until it is far above need. An
 // RTO collapses cwnd to one packet; it grows back by the bytes acked.
 //
@@ -82,6 +85,7 @@ class ModelLaw final : public WindowLaw {
   // a link with room; a false alarm costs one more UP round, not a startup).
   static constexpr double kUpRoomGrowth = 1.1;
   static constexpr std::uint32_t kFullBwRounds = 3;
+  static constexpr std::int64_t kFirstCycleRtts = 8;  // the early UP after startup
   static constexpr double kLossThreshold = 0.02;
   static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
   static constexpr Duration kQueueTarget = ms(5);
@@ -134,6 +138,7 @@ class ModelLaw final : public WindowLaw {
   };
 
   double mss() const { return static_cast<double>(params_.max_datagram_bytes); }
+  bool have_model() const { return bw_bytes_per_s() > 0 && min_rtt_.has_value(); }
   ByteCount min_cwnd() const { return kMinCwndPackets * params_.max_datagram_bytes; }
   std::uint32_t competing_flows() const { return std::max(n_flows_, kMinCompetingFlows); }
   void update_bw(const RateSample& rs);
@@ -144,6 +149,7 @@ class ModelLaw final : public WindowLaw {
   void advance_state(ByteCount inflight, Instant now);
   void advance_probe_bw(ByteCount inflight, Instant now);
   bool probe_found_room() const;
+  bool early_up_due(Instant now);
   void end_cycle(Instant now);
   Duration standing_threshold() const;
   Duration own_target_delay() const;  // the queue target at bw
@@ -154,6 +160,7 @@ class ModelLaw final : public WindowLaw {
   bool loss_too_high(ByteCount prior_in_flight) const;
   void on_loss_too_high(ByteCount prior_in_flight, Instant now);
   ByteCount target_cwnd() const;
+  double startup_pacing_rate() const;
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
 
@@ -175,6 +182,7 @@ class ModelLaw final : public WindowLaw {
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
   bool filled_pipe_ = false;
+  bool early_up_pending_ = false;  // startup just ended: its first UP comes early
   double up_start_bw_ = 0;  // bw when the last UP began; 0 once it is judged
   std::uint64_t up_end_round_ = 0;
   std::uint64_t probe_extensions_ = 0;  // UP probes that found room and went on
@@ -182,6 +190,7 @@ class ModelLaw final : public WindowLaw {
   // Loss per round: the current one and the last kLossWindowRounds.
   RoundLoss round_loss_;
   std::array<RoundLoss, kLossWindowRounds> past_loss_{};
+  std::array<ByteCount, 2> flight_max_{};  // the largest flight: last round, this round
   std::uint64_t loss_response_round_ = ~std::uint64_t{0};
 
   // ProbeBW cycle.

@@ -118,11 +118,12 @@ TEST(EnsembleJoin, ClockedJoinNeverBurstsIntoRoomInTheWindow) {
   h.ack_range(2, 2);
   EXPECT_EQ(h.fill(B), 1);
   // No more acks of A: the timer releases the rest of the share (5 packets)
-  // one at a time, SRTT / 5 apart (66.6 ms: the join saw no RTT sample yet).
+  // one at a time, SRTT / 5 apart: 20 ms on the 100 ms the acks of A
+  // measured (the join began before any sample, on the initial 333 ms).
   for (int sent = 2; sent < 4; ++sent) {
     const auto release = h.ensemble.next_pacing_release(h.now);
     ASSERT_TRUE(release);
-    EXPECT_EQ(*release - h.now, us(66'600));
+    EXPECT_EQ(*release - h.now, ms(20));
     h.now = *release;
     EXPECT_EQ(h.fill(B), 1);
   }
