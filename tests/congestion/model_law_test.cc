@@ -236,7 +236,7 @@ TEST(ModelLawTest, TheQueueTargetIsAFewMinRttsOnASubMillisecondPath) {
   const ModelLaw& law = model_of(sim, 0);
   ASSERT_EQ(law.state(), ModelLaw::State::probe_bw);
   ASSERT_TRUE(law.min_rtt());
-  EXPECT_EQ(law.queue_target_delay(), std::max<Duration>(2 * *law.min_rtt(), us(250)));
+  EXPECT_EQ(law.queue_target_delay(), std::max<Duration>(2 * *law.min_rtt(), ModelLaw::kQueueTargetFloor));
   EXPECT_LE(static_cast<double>(law.queue_target_bytes()), 1.01 * law.bw_bytes_per_s() * 500e-6);
   sim.reset_counters();
   sim.run(t0 + ms(3000), t0 + ms(1000));
