@@ -20,13 +20,6 @@ namespace {
 constexpr std::size_t kSlotBytes = UdpBatch::kSlotBytes;
 // Receive batches per wakeup before timers and other sockets get a turn.
 constexpr int kMaxBatchesPerWakeup = 16;
-// The sessions a batch touched are serviced (their events dispatched, ACKs
-// and replies sent) once this many datagrams were opened, not only at the
-// end of the batch: with UDP GRO one receive call holds up to 16 x 44
-// datagrams (1 MB), and one service per call sent the peer one ACK for all
-// of it, so a sub-ms path's window opened in 64-200 KB lumps and a request's
-// stream data waited for the whole batch to be decrypted (issue 22).
-constexpr std::size_t kDatagramsPerService = UdpBatch::kReceiveSlots;
 
 void set_buffer(int fd, int option, int force_option, int bytes) {
   // As root, *BUFFORCE passes net.core.{r,w}mem_max; otherwise the capped size.
@@ -295,8 +288,7 @@ void TunnelSocket::on_readable() {
     const int n = batch_->receive(socket_.native_handle());
     if (n == 0) break;
     ++stats_.receive_batches;
-    Instant t = now();
-    std::size_t opened = 0;  // datagrams since the last service
+    const Instant t = now();
     for (int i = 0; i < n; ++i) {
       if (batch_->truncated(i)) {
         ++stats_.datagrams_received;
@@ -314,17 +306,10 @@ void TunnelSocket::on_readable() {
         while (auto r = endpoint_.poll_reply(reply_buffer)) {
           queue(r->to, to_us, std::span(reply_buffer).first(r->bytes));
         }
-        ++opened;
         if (!s) continue;
         Peer* p = by_session_.at(s);
         p->learn_local(to_us);
         if (std::find(touched.begin(), touched.end(), p) == touched.end()) touched.push_back(p);
-      }
-      if (opened >= kDatagramsPerService && i + 1 < n) {
-        for (Peer* p : touched) after_service(*p, t);
-        touched.clear();
-        opened = 0;
-        t = now();
       }
     }
     for (Peer* p : touched) after_service(*p, t);

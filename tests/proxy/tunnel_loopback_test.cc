@@ -4,13 +4,9 @@
 // driver's part (issue 22): a full socket buffer waits instead of dropping,
 // and a hub bound to every address answers from the one the branch wrote to.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <netinet/udp.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -52,8 +48,7 @@ class TunnelLoopback : public ::testing::Test {
   // endpoint is `hub_host` and the hub's port, from config files; the
   // branch bound to `branch_listen` if given (else any address).
   void make_pair(const std::string& hub_listen, const std::string& hub_host,
-                 std::optional<boost::asio::ip::udp::endpoint> branch_listen = std::nullopt,
-                 std::optional<std::uint16_t> hub_port_for_branch = std::nullopt) {
+                 std::optional<boost::asio::ip::udp::endpoint> branch_listen = std::nullopt) {
     const std::string hub_pub = make_key("hub");
     const std::string branch_pub = make_key("branch");
     auto hub_config = load_tunnel_config(
@@ -65,7 +60,7 @@ class TunnelLoopback : public ::testing::Test {
     auto branch_config = load_tunnel_config(write(
         "branch.yaml", "role: branch\nprivate_key_file: " + (dir_ / "branch.key").string() +
                            "\npeers:\n  - name: hub\n    public_key: " + hub_pub + "\n    endpoint: \"" + hub_host +
-                           ":" + std::to_string(hub_port_for_branch.value_or(hub_->local_endpoint().port())) + "\"\n"));
+                           ":" + std::to_string(hub_->local_endpoint().port()) + "\"\n"));
     ASSERT_TRUE(std::holds_alternative<TunnelConfig>(branch_config)) << std::get<std::string>(branch_config);
     branch_ = std::make_unique<TunnelSocket>(io_, std::get<TunnelConfig>(branch_config).endpoint,
                                              branch_listen.value_or(std::get<TunnelConfig>(branch_config).listen),
@@ -255,108 +250,6 @@ TEST_F(TunnelLoopback, FullSendBufferWaitsForRoomInsteadOfDropping) {
   EXPECT_EQ(st.send_errors, 0u);
   EXPECT_EQ(st.dropped_send_buffer_full, 0u);
   EXPECT_EQ(totals.packets_lost, 0u);
-}
-
-// Between branch and hub, a relay that hands the hub the branch's
-// datagrams as UDP GSO runs (up to 44 segments each, several per hub wakeup),
-// as veth and NIC GRO do: the hub's recvmmsg then gets runs of up to 44
-// datagrams per message. The hub services its session after each run, so
-// the branch gets an ACK per run. Before, one service per receive call (up to
-// 16 runs, 700 datagrams) sent one ACK for all of it: on the gateway bench
-// the branch's window opened in 64-200 KB lumps (issue 22).
-class GsoRelay {
- public:
-  GsoRelay() : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0)) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-  }
-  ~GsoRelay() { ::close(fd_); }
-  std::uint16_t port() const { return port_; }
-  std::size_t runs_sent = 0;  // GSO messages of 2+ segments
-
-  // Reads what waits: the hub's datagrams go to the branch at once, the
-  // branch's are held and sent to the hub as runs of equal-sized datagrams.
-  void pump(std::uint16_t hub_port) {
-    std::vector<std::vector<std::byte>> to_hub;
-    for (;;) {
-      std::array<std::byte, 2048> buf;
-      sockaddr_in from{};
-      socklen_t len = sizeof from;
-      const ssize_t n = ::recvfrom(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
-      if (n <= 0) break;
-      if (ntohs(from.sin_port) == hub_port) {
-        if (branch_) ::sendto(fd_, buf.data(), static_cast<std::size_t>(n), 0, reinterpret_cast<sockaddr*>(&*branch_), sizeof *branch_);
-        continue;
-      }
-      branch_ = from;
-      to_hub.emplace_back(buf.begin(), buf.begin() + n);
-    }
-    for (std::size_t i = 0; i < to_hub.size();) {
-      std::size_t k = 1;  // a run of equal sizes, at most 44 segments and 64 KB
-      while (i + k < to_hub.size() && k < 44 && to_hub[i + k].size() == to_hub[i].size()) ++k;
-      send_run(hub_port, std::span(to_hub).subspan(i, k));
-      i += k;
-    }
-  }
-
- private:
-  void send_run(std::uint16_t hub_port, std::span<const std::vector<std::byte>> run) {
-    std::vector<std::byte> all;
-    for (const auto& d : run) all.insert(all.end(), d.begin(), d.end());
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    to.sin_port = htons(hub_port);
-    iovec iov{all.data(), all.size()};
-    msghdr msg{};
-    msg.msg_name = &to;
-    msg.msg_namelen = sizeof to;
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(std::uint16_t))> control{};
-    if (run.size() > 1) {
-      msg.msg_control = control.data();
-      msg.msg_controllen = control.size();
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_UDP;
-      c->cmsg_type = UDP_SEGMENT;
-      c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
-      const auto segment = static_cast<std::uint16_t>(run[0].size());
-      std::memcpy(CMSG_DATA(c), &segment, sizeof segment);
-      ++runs_sent;
-    }
-    ::sendmsg(fd_, &msg, 0);
-  }
-  int fd_;
-  std::uint16_t port_ = 0;
-  std::optional<sockaddr_in> branch_;
-};
-
-TEST_F(TunnelLoopback, TheHubAcknowledgesEachGroRunNotEachReceiveCall) {
-  GsoRelay relay;
-  make_pair("127.0.0.1:0", "127.0.0.1", std::nullopt, relay.port());
-  ASSERT_TRUE(hub_ && branch_);
-  const std::uint16_t hub_port = hub_->local_endpoint().port();
-  Transfer t(*branch_, *hub_, 1, 8 << 20);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (t.source.closed < 1 && std::chrono::steady_clock::now() < deadline) {
-    io_.run_for(std::chrono::microseconds(200));
-    relay.pump(hub_port);
-  }
-  EXPECT_EQ(t.sink.received.begin()->second, 8u << 20);
-  EXPECT_FALSE(t.sink.corrupt);
-  const TunnelSocketStats& hub = hub_->stats();
-  std::printf("hub: %lu datagrams in %lu receive calls, %lu GSO runs; %lu datagrams sent\n",
-              static_cast<unsigned long>(hub.datagrams_received), static_cast<unsigned long>(hub.receive_batches),
-              static_cast<unsigned long>(relay.runs_sent), static_cast<unsigned long>(hub.datagrams_sent));
-  // The test proves something only if the hub read several runs per call.
-  ASSERT_GE(relay.runs_sent, 2 * hub.receive_batches) << "the hub never read several GRO runs at once";
-  EXPECT_GE(hub.datagrams_sent, relay.runs_sent * 9 / 10);
 }
 
 // A hub bound to every address (IPv4, and dual-stack IPv6 with the branch
