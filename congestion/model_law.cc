@@ -21,8 +21,18 @@ ByteCount ModelLaw::bdp_bytes() const {
   return static_cast<ByteCount>(bw * to_seconds(*min_rtt_));
 }
 
+// 5 ms, but at most a few min RTTs: on a sub-ms path (a LAN, or the peer
+// gateway's CPU as the bottleneck, where the queue is its UDP receive
+// buffer) 5 ms of queue is 20-100 round trips that every request waits
+// behind (issue 22). Paths of 2.5 ms and more keep the 5 ms.
+Duration ModelLaw::queue_target_delay() const {
+  const Duration by_rtt =
+      std::max<Duration>(kQueueTargetMinRtts * min_rtt_.value_or(kQueueTarget), kQueueTargetFloor);
+  return std::min(kQueueTarget, by_rtt);
+}
+
 ByteCount ModelLaw::queue_target_bytes() const {
-  const auto by_time = static_cast<ByteCount>(bw_bytes_per_s() * to_seconds(kQueueTarget));
+  const auto by_time = static_cast<ByteCount>(bw_bytes_per_s() * to_seconds(queue_target_delay()));
   return std::max<ByteCount>(by_time, kQueueTargetMinPackets * params_.max_datagram_bytes);
 }
 

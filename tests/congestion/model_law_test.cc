@@ -220,6 +220,34 @@ TEST(ModelLawTest, AProbeThatFindsRoomProbesAgain) {
   EXPECT_LE(p99(sim.queue_samples()), ms(20));
 }
 
+// A sub-ms path (800 Mbit/s, 0.2 ms: the gateways on one LAN, or the peer
+// gateway's CPU as the bottleneck): the queue target is 2 min RTTs, at
+// least 0.25 ms, not 5 ms (= 25 round trips that a request beside a bulk
+// transfer waits behind, issue 22), and the link stays full. A 60 ms path
+// keeps the 5 ms.
+TEST(ModelLawTest, TheQueueTargetIsAFewMinRttsOnASubMillisecondPath) {
+  PathConfig path;
+  path.rate_bytes_per_s = 100e6;
+  path.base_rtt = us(200);
+  path.buffer_packets = 10'000;
+  PathSim sim(path);
+  sim.add_flow(std::make_unique<ModelLaw>(kParams));
+  sim.run(t0 + ms(1000));
+  const ModelLaw& law = model_of(sim, 0);
+  ASSERT_EQ(law.state(), ModelLaw::State::probe_bw);
+  ASSERT_TRUE(law.min_rtt());
+  EXPECT_EQ(law.queue_target_delay(), std::max<Duration>(2 * *law.min_rtt(), ModelLaw::kQueueTargetFloor));
+  EXPECT_LE(static_cast<double>(law.queue_target_bytes()), 1.01 * law.bw_bytes_per_s() * 500e-6);
+  sim.reset_counters();
+  sim.run(t0 + ms(3000), t0 + ms(1000));
+  EXPECT_GE(sim.utilisation(0, ms(2000)), 0.9);
+
+  PathSim wan(PathConfig{});
+  wan.add_flow(std::make_unique<ModelLaw>(kParams));
+  wan.run(t0 + ms(2000));
+  EXPECT_EQ(model_of(wan, 0).queue_target_delay(), ModelLaw::kQueueTarget);
+}
+
 // Long fat paths: 100 Mbit/s at 100 ms, and a geostationary 10 Mbit/s at
 // 600 ms, each filled by one sender.
 TEST(ModelLawTest, FillsLongFatPaths) {
