@@ -126,6 +126,7 @@ class ModelLaw final : public WindowLaw {
   ByteCount inflight_hi_bytes() const { return inflight_hi_; }
   ByteCount bdp_bytes() const;
   ByteCount queue_target_bytes() const;
+  Duration ack_path_delay() const { return ack_path_delay_; }
 
  private:
   struct RoundLoss {
@@ -154,6 +155,10 @@ class ModelLaw final : public WindowLaw {
   bool loss_too_high(ByteCount prior_in_flight) const;
   void on_loss_too_high(ByteCount prior_in_flight, Instant now);
   ByteCount target_cwnd() const;
+  ByteCount window_bdp_bytes() const;  // bw x (min_rtt + the ACK path's delay)
+  void sample_ack_path(const RateSample& rs);
+  void end_ack_path_sample();
+  bool ack_compressed(const RateSample& rs) const;
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
 
@@ -198,6 +203,14 @@ class ModelLaw final : public WindowLaw {
   // ProbeRTT.
   std::optional<Instant> probe_rtt_done_;
   std::optional<Duration> probe_rtt_min_;
+
+  // The ACK path's delay (model_law_ack_path.cc): the RTT above min_rtt
+  // that our own DOWN does not drain, averaged over DOWN's later rounds.
+  Duration ack_path_delay_{0};
+  Duration down_rtt_sum_{0};
+  std::uint64_t down_rtt_samples_ = 0;
+  Duration first_rtt_sum_{0};  // DOWN's first round: our queue may still be in it
+  std::uint64_t first_rtt_samples_ = 0;
 
   // Competitive mode: an embedded CUBIC owns the window.
   bool competitive_ = false;

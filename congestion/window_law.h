@@ -38,6 +38,7 @@ struct LawState {
   const char* state = "";
   double bottleneck_bytes_per_s = 0;  // the model's bw; 0 for loss-based laws
   std::uint64_t probe_extensions = 0;  // the model's UP probes that found room and went on
+  Duration ack_path_delay{0};          // the model's window covers it (model_law_ack_path.cc)
 };
 
 // What a law may want to know about the path when an ack arrives.
