@@ -15,7 +15,7 @@ namespace egw::congestion {
 // every ACK of the download crosses. Averaged, not the minimum: the window
 // must cover the ACKs that wait, not the one that found the queue empty.
 void ModelLaw::sample_ack_path(const RateSample& rs) {
-  if (state_ != State::probe_bw || phase_ != Phase::down || competitive_) return;
+  if (!params_.ack_path_window || state_ != State::probe_bw || phase_ != Phase::down || competitive_) return;
   if (!rs.rtt) return;
   if (round_ == phase_start_round_) {
     first_rtt_sum_ += *rs.rtt;
@@ -40,6 +40,7 @@ void ModelLaw::end_ack_path_sample() {
     const Duration mean = sum / static_cast<std::int64_t>(n);
     delay = std::clamp(mean - *min_rtt_ - own_target_delay(), Duration{0}, *min_rtt_);
     if (!late) delay = std::min(delay, std::max(ack_path_delay_, delay / 2));
+    if (delay <= std::max<Duration>(ms(1), *min_rtt_ / 4)) delay = Duration{0};
   }
   first_rtt_sum_ = Duration{0};
   first_rtt_samples_ = 0;

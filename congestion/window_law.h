@@ -29,6 +29,7 @@ struct WindowLawParams {
   ByteCount max_datagram_bytes = 1200;  // "MSS" / SMSS
   ByteCount initial_cwnd_bytes = 10 * 1200;
   ByteCount min_cwnd_bytes = 2 * 1200;  // floor after a multiplicative decrease
+  bool ack_path_window = false;         // the model law's window covers the ACK path's delay
 };
 
 // A law's own view of the path, for status and metrics. `state` is a static
