@@ -237,7 +237,8 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
     case Phase::down:
       // Our queue is gone once the flight is down to the BDP; a bound of 3
       // rounds for a model that overestimates bw.
-      if (competitive_ ? rounds >= 2 : (inflight <= bdp_bytes() || rounds >= 3)) {
+      if (competitive_ ? rounds >= 2
+                       : ((inflight <= bdp_bytes() && !down_measures_ack_path()) || rounds >= 3)) {
         enter_phase(Phase::cruise, now);
       }
       break;

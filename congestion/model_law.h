@@ -54,6 +54,14 @@
 // flow it got 0.38x one CUBIC flow in the WAN lab's 15 s run). A standing
 // delay below the threshold is left alone (a window that covered it cost
 // the lossy link's upload ~10 points in the WAN lab).
+//
+// The ACK path (`ensemble.ack_path_window`, off by default;
+// model_law_ack_path.cc): on the asymmetric line the download's ACKs wait
+// 40-50 ms in the uplink's queue behind the upload, and a window of
+// bw x min_rtt + target caps the download at ~45 % of the downlink. With
+// the option the window also covers that delay, as DOWN measures it: the
+// mean RTT above min_rtt in DOWN's rounds after the first (our own queue
+// drained), when it exceeds a quarter of min_rtt, at most one min_rtt.
 #pragma once
 
 #include <array>
@@ -159,6 +167,9 @@ class ModelLaw final : public WindowLaw {
   void sample_ack_path(const RateSample& rs);
   void end_ack_path_sample();
   bool ack_compressed(const RateSample& rs) const;
+  Duration first_round_excess() const;
+  bool down_measures_ack_path() const;
+  Duration ack_path_threshold() const;
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
 

@@ -26,27 +26,42 @@ void ModelLaw::sample_ack_path(const RateSample& rs) {
   ++down_rtt_samples_;
 }
 
-// At DOWN's end. A DOWN that ended in its first round saw the flight fall
-// to the BDP: the ACK path adds < 11 % of min_rtt (0.9 x (1 + 0.11) = 1),
-// which the queue target covers. Bounded by one min_rtt: the standing
+// DOWN's first round acks packets sent before it, with whatever queue of
+// ours CRUISE or UP left; only the rounds after it are clean. If the first
+// round shows an excess, DOWN waits for one more round to judge it.
+Duration ModelLaw::first_round_excess() const {
+  if (first_rtt_samples_ == 0 || !min_rtt_) return Duration{0};
+  const Duration mean = first_rtt_sum_ / static_cast<std::int64_t>(first_rtt_samples_);
+  return std::max(mean - *min_rtt_ - own_target_delay(), Duration{0});
+}
+
+bool ModelLaw::down_measures_ack_path() const {
+  return !competitive_ && round_ == phase_start_round_ && first_round_excess() > ack_path_threshold();
+}
+
+// Below a quarter of min_rtt the ACK path is left to the queue target and
+// UP's gain, as before: a symmetric line's other direction (its own few
+// milliseconds of target), a busy host's jitter.
+Duration ModelLaw::ack_path_threshold() const {
+  return std::max<Duration>(ms(1), min_rtt_.value_or(Duration{0}) / 4);
+}
+
+// At DOWN's end. A DOWN that ended in its first round saw no excess worth a
+// round (down_measures_ack_path). Bounded by one min_rtt: the standing
 // threshold above which the law takes the excess for a competitor's queue
 // (BBR's 2 BDP window covers the same; its extra_acked is capped too).
 void ModelLaw::end_ack_path_sample() {
-  Duration delay = ack_path_delay_;
-  const bool late = down_rtt_samples_ > 0;
-  const Duration sum = late ? down_rtt_sum_ : first_rtt_sum_;
-  const std::uint64_t n = late ? down_rtt_samples_ : first_rtt_samples_;
-  if (n > 0 && min_rtt_) {
-    const Duration mean = sum / static_cast<std::int64_t>(n);
+  Duration delay{0};
+  if (down_rtt_samples_ > 0 && min_rtt_) {
+    const Duration mean = down_rtt_sum_ / static_cast<std::int64_t>(down_rtt_samples_);
     delay = std::clamp(mean - *min_rtt_ - own_target_delay(), Duration{0}, *min_rtt_);
-    if (!late) delay = std::min(delay, std::max(ack_path_delay_, delay / 2));
-    if (delay <= std::max<Duration>(ms(1), *min_rtt_ / 4)) delay = Duration{0};
+    if (delay <= ack_path_threshold()) delay = Duration{0};
   }
-  first_rtt_sum_ = Duration{0};
-  first_rtt_samples_ = 0;
   ack_path_delay_ = delay;
   down_rtt_sum_ = Duration{0};
   down_rtt_samples_ = 0;
+  first_rtt_sum_ = Duration{0};
+  first_rtt_samples_ = 0;
 }
 
 // A rate sample spans one packet's round trip. Over an ACK path that

@@ -112,15 +112,22 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
   return r;
 }
 
+// Without the allowance (main's window, the default): download 48-56 %.
+// With it: 85-90 %, the upload >= 85 %, but the downlink keeps 80-105 ms
+// of our queue at p99 (main: 6-9 ms): the bw filter reads 10-20 % above
+// the link from ACK-compressed samples (UP's probe "finds room"), and the
+// wider window no longer bounds that queue. Hence off by default; the
+// bound below catches a queue that fills the buffer (300 ms).
 TEST(ScenarioAsymmetricAckPath, DownloadWindowCoversTheUplinksQueue) {
   const std::vector<std::pair<double, std::uint64_t>> runs{{0.0, 5}, {0.002, 5}, {0.002, 6}, {0.002, 7}};
   for (const auto& [loss, seed] : runs) {
     const AsymResult off = run_asym(loss, seed, false);
     const AsymResult on = run_asym(loss, seed, true);
     EXPECT_EQ(off.hub_ack_path, Duration{0});
-    EXPECT_GT(on.hub_ack_path + Duration{1}, Duration{0});
-    EXPECT_GE(on.down, off.down + 0.15) << "loss " << loss << " seed " << seed;
+    EXPECT_LE(off.down, 0.6) << "loss " << loss << " seed " << seed;  // the problem, as on main
+    EXPECT_GE(on.down, off.down + 0.25) << "loss " << loss << " seed " << seed;
     EXPECT_GE(on.up, 0.85) << "loss " << loss << " seed " << seed;  // the upload keeps its link
+    EXPECT_LE(on.down_queue_p99_ms, 120.0) << "loss " << loss << " seed " << seed;
   }
 }
 
