@@ -8,8 +8,8 @@
 
 namespace egw::congestion {
 
-// DOWN paces at 0.9 bw: after its first round our own queue is gone (the
-// flight is what bw x RTT needs). What the RTT still shows above min_rtt is
+// DOWN paces at 0.9 bw, its window BDP + target (no allowance): after its
+// first round our own queue is gone. What the RTT still shows above min_rtt is
 // somebody else's queue, most often the reverse path's: on the asymmetric
 // line (4 / 1 Mbit/s) the upload's queue of 40-50 ms on the uplink, which
 // every ACK of the download crosses. Averaged, not the minimum: the window

@@ -35,6 +35,19 @@ double p99(std::vector<double> v) {
   return v[static_cast<std::size_t>(0.99 * static_cast<double>(v.size() - 1))];
 }
 
+// EGW_TRACE=1: both gateways' law every 250 ms.
+void trace(sim::Scenario& s, std::size_t pair, Duration t) {
+  for (const bool hub : {true, false}) {
+    const auto e = (hub ? s.server(pair) : s.client(pair)).connection().stats().ensemble;
+    std::printf("%5.2f %s %-15s cwnd %6llu flight %6llu bw %5.2f Mbit/s min_rtt %3lld srtt %3lld ack path %3lld ms | ",
+                to_seconds(t), hub ? "hub" : "branch", e.law.state, static_cast<unsigned long long>(e.cwnd_bytes),
+                static_cast<unsigned long long>(e.bytes_in_flight), e.law.bottleneck_bytes_per_s * 8e-6,
+                static_cast<long long>(e.min_rtt.count() / 1000), static_cast<long long>(e.srtt.count() / 1000),
+                static_cast<long long>(e.law.ack_path_delay.count() / 1000));
+  }
+  std::printf("\n");
+}
+
 AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
   sim::PathConfig path;
   path.bottleneck_bits_per_second = 1'000'000;  // forward: branch -> hub, the uplink
@@ -77,21 +90,9 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
     }
   });
   if (std::getenv("EGW_TRACE")) {
-    std::size_t down_q = 0;
-    std::size_t up_q = 0;
-    s.network().reverse().set_observer([&](const sim::LinkEvent& e) { down_q = e.queue_packets; });
-    s.network().forward().set_observer([&](const sim::LinkEvent& e) { up_q = e.queue_packets; });
-    for (Duration t = ms(250); t <= ms(20'000); t += ms(250)) {
+    for (Duration t = ms(250); t < ms(20'000); t += ms(250)) {
       s.run_until(instant_at(t));
-      for (const bool hub : {true, false}) {
-        const auto e = hub ? s.server(pair).connection().stats().ensemble : s.client(pair).connection().stats().ensemble;
-        std::printf("%5.2f %s %-15s cwnd %6llu flight %6llu bw %5.2f min %3lld srtt %3lld ack %3lld | ", to_seconds(t),
-                    hub ? "hub" : "br ", e.law.state, static_cast<unsigned long long>(e.cwnd_bytes),
-                    static_cast<unsigned long long>(e.bytes_in_flight), e.law.bottleneck_bytes_per_s * 8e-6,
-                    static_cast<long long>(e.min_rtt.count() / 1000), static_cast<long long>(e.srtt.count() / 1000),
-                    static_cast<long long>(e.law.ack_path_delay.count() / 1000));
-      }
-      std::printf("q down %zu up %zu\n", down_q, up_q);
+      trace(s, pair, t);
     }
   }
   s.run_until(to);
@@ -103,10 +104,10 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
   };
   AsymResult r{share(download, 4e6), share(upload, 1e6), p99(down_queue_ms), p99(up_queue_ms),
                s.server(pair).connection().stats().ensemble.law.ack_path_delay};
-  std::printf("asymmetric, ack_path_window %d, %.1f %% loss, seed %llu: download %.0f %%, upload %.0f %%; queue p99 down %.0f ms, "
-              "up %.0f ms; hub's ACK path %.0f ms\n",
-              ack_path_window, 100 * loss, static_cast<unsigned long long>(seed), 100 * r.down, 100 * r.up, r.down_queue_p99_ms,
-              r.up_queue_p99_ms, to_seconds(r.hub_ack_path) * 1e3);
+  std::printf("asymmetric, ack_path_window %d, %.1f %% loss, seed %llu: download %.0f %%, upload %.0f %%; "
+              "queue p99 down %.0f ms, up %.0f ms; hub's ACK path %.0f ms\n",
+              ack_path_window, 100 * loss, static_cast<unsigned long long>(seed), 100 * r.down, 100 * r.up,
+              r.down_queue_p99_ms, r.up_queue_p99_ms, to_seconds(r.hub_ack_path) * 1e3);
   EXPECT_EQ(download.mismatches(), 0u);
   EXPECT_EQ(upload.mismatches(), 0u);
   return r;
