@@ -242,7 +242,7 @@ class Loader {
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
                         "slow_start", "recovery", "random_loss", "tail_probes", "pacing", "max_rate",
-                        "ack_decimation", "queue_bound"});
+                        "ack_decimation", "queue_bound", "ack_path_window"});
     const std::string key = r_.string_or(n, "key", s + ".key", "peer");
     if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
     const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
@@ -277,6 +277,7 @@ class Loader {
     else r_.fail(n["random_loss"], s + ".random_loss", "expected veno or congestion");
     e.tail_probes = static_cast<std::uint32_t>(r_.integer_or(n, "tail_probes", s + ".tail_probes", 2, 0, 8));
     e.pacing.enabled = r_.boolean_or(n, "pacing", s + ".pacing", congestion::PacingConfig{}.enabled);
+    e.ack_path_window = r_.boolean_or(n, "ack_path_window", s + ".ack_path_window", false);
     e.queue_bound = r_.boolean_or(n, "queue_bound", s + ".queue_bound", congestion::EnsembleConfig{}.queue_bound);
   }
 
@@ -487,6 +488,7 @@ void ensemble_changes(const congestion::EnsembleConfig& a, const congestion::Ens
   if (a.random_loss != b.random_loss) out.push_back(s + "random_loss");
   if (a.tail_probes != b.tail_probes) out.push_back(s + "tail_probes");
   if (a.pacing.enabled != b.pacing.enabled) out.push_back(s + "pacing");
+  if (a.ack_path_window != b.ack_path_window) out.push_back(s + "ack_path_window");
   if (a.queue_bound != b.queue_bound) out.push_back(s + "queue_bound");
   if (a.max_rate_bps != b.max_rate_bps) out.push_back(s + "max_rate.up");
 }

@@ -58,7 +58,8 @@ CongestionDomain::CongestionDomain(const EnsembleConfig& config, const DomainOpt
 }
 
 WindowLawParams CongestionDomain::law_params() const {
-  return WindowLawParams{mss(), initial_window_packets_ * mss(), config_.min_window_packets * mss()};
+  return WindowLawParams{mss(), initial_window_packets_ * mss(), config_.min_window_packets * mss(),
+                         config_.ack_path_window};
 }
 
 void CongestionDomain::resume_from(const PathState& saved) {

@@ -87,6 +87,10 @@ struct EnsembleConfig {
   // until the bench shows it gains (issue 22); `ensemble.queue_bound: true`
   // in the gateway's config, the tests set it themselves.
   bool queue_bound = false;
+  // The model law's window also covers the ACK path's delay, measured in
+  // its DOWN phases (congestion/model_law_ack_path.cc; issue 20's
+  // asymmetric line). `ensemble.ack_path_window` in the gateway's config.
+  bool ack_path_window = false;
   JoinMode join = JoinMode::ack_clocked;
   ByteCount max_datagram_bytes = 1200;        // window arithmetic unit ("MSS")
   std::uint32_t initial_window_packets = 10;  // RFC 6928

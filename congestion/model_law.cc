@@ -127,7 +127,10 @@ LawState ModelLaw::law_state() const {
       break;
   }
   if (competitive_) name = "competitive";
-  return {.state = name, .bottleneck_bytes_per_s = bw_bytes_per_s(), .probe_extensions = probe_extensions_};
+  return {.state = name,
+          .bottleneck_bytes_per_s = bw_bytes_per_s(),
+          .probe_extensions = probe_extensions_,
+          .ack_path_delay = ack_path_delay_};
 }
 
 void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
@@ -143,6 +146,7 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   if (rs.rtt && state_ == State::probe_bw) {
     cycle_min_rtt_ = cycle_min_rtt_ ? std::min(*cycle_min_rtt_, *rs.rtt) : *rs.rtt;
   }
+  sample_ack_path(rs);
   const ByteCount gone = rs.acked_bytes + rs.lost_bytes;
   const ByteCount inflight = rs.prior_in_flight > gone ? rs.prior_in_flight - gone : 0;
   advance_state(inflight, now);
@@ -154,6 +158,7 @@ void ModelLaw::update_bw(const RateSample& rs) {
   // An app-limited sample only counts if it beats the model: a sender with
   // little to send says nothing about the path's ceiling.
   if (rs.is_app_limited && rs.delivery_rate_bytes_per_s < bw_bytes_per_s()) return;
+  if (ack_compressed(rs)) return;
   bw_hi_[1] = std::max(bw_hi_[1], rs.delivery_rate_bytes_per_s);
 }
 
@@ -269,7 +274,8 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
     case Phase::down:
       // Our queue is gone once the flight is down to the BDP; a bound of 3
       // rounds for a model that overestimates bw.
-      if (competitive_ ? rounds >= 2 : (inflight <= bdp_bytes() || rounds >= 3)) {
+      if (competitive_ ? rounds >= 2
+                       : ((inflight <= bdp_bytes() && !down_measures_ack_path()) || rounds >= 3)) {
         enter_phase(Phase::cruise, now);
       }
       break;
@@ -288,7 +294,7 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
         probe_again(now);
         break;
       }
-      const auto up_target = static_cast<ByteCount>(kUpGain * static_cast<double>(bdp_bytes()));
+      const auto up_target = static_cast<ByteCount>(kUpGain * static_cast<double>(window_bdp_bytes()));
       // Not ended by inflight_hi: UP is where a bound set by loss grows back.
       if (rounds >= 1 && (inflight >= up_target || rounds >= 3)) {
         enter_phase(Phase::down, now);
@@ -377,9 +383,12 @@ void ModelLaw::enter_competitive() {
 
 void ModelLaw::enter_phase(Phase phase, Instant now) {
   if (phase_ == Phase::up && phase != Phase::up) up_end_round_ = round_;
+  if (phase_ == Phase::down && phase != Phase::down) end_ack_path_sample();
   phase_ = phase;
   phase_start_round_ = round_;
   if (phase == Phase::down) {
+    down_rtt_sum_ = Duration{0};  // the ACK path is judged on this DOWN's rounds
+    down_rtt_samples_ = 0;
     cycle_start_ = now;
     cycle_length_ = next_cycle_length();
     cycle_min_rtt_.reset();
@@ -445,11 +454,14 @@ ByteCount ModelLaw::target_cwnd() const {
     case State::probe_rtt: return std::max(bdp / 2, min_cwnd());
     case State::probe_bw: break;
   }
+  // CRUISE's and UP's window also covers the ACK path's delay; DOWN's does
+  // not, so that our queue drains whatever bw reads (model_law_ack_path.cc).
+  const ByteCount window_bdp = phase_ == Phase::down ? bdp : window_bdp_bytes();
   const ByteCount target = queue_target_bytes();
   if (phase_ == Phase::up) {
-    return static_cast<ByteCount>(kUpGain * static_cast<double>(bdp)) + target;
+    return static_cast<ByteCount>(kUpGain * static_cast<double>(window_bdp)) + target;
   }
-  return bdp + target;
+  return window_bdp + target;
 }
 
 void ModelLaw::update_cwnd(ByteCount acked_bytes) {

@@ -58,6 +58,14 @@
 // flow it got 0.38x one CUBIC flow in the WAN lab's 15 s run). A standing
 // delay below the threshold is left alone (a window that covered it cost
 // the lossy link's upload ~10 points in the WAN lab).
+//
+// The ACK path (`ensemble.ack_path_window`, off by default;
+// model_law_ack_path.cc): on the asymmetric line the download's ACKs wait
+// 40-50 ms in the uplink's queue behind the upload, and a window of
+// bw x min_rtt + target caps the download at ~45 % of the downlink. With
+// the option the window also covers that delay, as DOWN measures it: the
+// mean RTT above min_rtt in DOWN's rounds after the first (our own queue
+// drained), when it exceeds a quarter of min_rtt, at most one min_rtt.
 #pragma once
 
 #include <array>
@@ -136,6 +144,7 @@ class ModelLaw final : public WindowLaw {
   ByteCount bdp_bytes() const;
   ByteCount queue_target_bytes() const;
   Duration queue_target_delay() const;
+  Duration ack_path_delay() const { return ack_path_delay_; }
 
  private:
   struct RoundLoss {
@@ -167,6 +176,13 @@ class ModelLaw final : public WindowLaw {
   void on_loss_too_high(ByteCount prior_in_flight, Instant now);
   ByteCount target_cwnd() const;
   double startup_pacing_rate() const;
+  ByteCount window_bdp_bytes() const;  // bw x (min_rtt + the ACK path's delay)
+  void sample_ack_path(const RateSample& rs);
+  void end_ack_path_sample();
+  bool ack_compressed(const RateSample& rs) const;
+  Duration first_round_excess() const;
+  bool down_measures_ack_path() const;
+  Duration ack_path_threshold() const;
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
 
@@ -213,6 +229,14 @@ class ModelLaw final : public WindowLaw {
   // ProbeRTT.
   std::optional<Instant> probe_rtt_done_;
   std::optional<Duration> probe_rtt_min_;
+
+  // The ACK path's delay (model_law_ack_path.cc): the RTT above min_rtt
+  // that our own DOWN does not drain, averaged over DOWN's later rounds.
+  Duration ack_path_delay_{0};
+  Duration down_rtt_sum_{0};
+  std::uint64_t down_rtt_samples_ = 0;
+  Duration first_rtt_sum_{0};  // DOWN's first round: our queue may still be in it
+  std::uint64_t first_rtt_samples_ = 0;
 
   // Competitive mode: an embedded CUBIC owns the window.
   bool competitive_ = false;

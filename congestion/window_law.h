@@ -29,6 +29,7 @@ struct WindowLawParams {
   ByteCount max_datagram_bytes = 1200;  // "MSS" / SMSS
   ByteCount initial_cwnd_bytes = 10 * 1200;
   ByteCount min_cwnd_bytes = 2 * 1200;  // floor after a multiplicative decrease
+  bool ack_path_window = false;         // the model law's window covers the ACK path's delay
 };
 
 // A law's own view of the path, for status and metrics. `state` is a static
@@ -38,6 +39,7 @@ struct LawState {
   const char* state = "";
   double bottleneck_bytes_per_s = 0;  // the model's bw; 0 for loss-based laws
   std::uint64_t probe_extensions = 0;  // the model's UP probes that found room and went on
+  Duration ack_path_delay{0};          // the model's window covers it (model_law_ack_path.cc)
 };
 
 // What a law may want to know about the path when an ack arrives.

@@ -67,6 +67,9 @@ EGW_VARIANTS = {
                           "  ack_decimation: true\n",
     "egw-call-dec": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n"
                     "  ack_decimation: true\n{udp}",
+    # Issue 20, the asymmetric link: the model law's window over the ACK
+    # path's delay (off by default).
+    "egw-ackpath": "ensemble:\n  ack_path_window: true\n",
 }
 RATE_SHARE = 0.95  # max_rate as a share of the emulated link, as SQM users set their shaper
 LABELS = {
@@ -82,7 +85,7 @@ LABELS = {
     "egw-halve": "ensemble-gw, every loss congestive",
     "egw-nflows-halve": "ensemble-gw, n_flows, every loss congestive",
     "egw-notlp": "ensemble-gw, no tail probe",
-    "egw-model": "ensemble-gw, model law", "egw-model-rate": "ensemble-gw, model law + max_rate 95 %",
+    "egw-ackpath": "ensemble-gw, window over the ACK path",     "egw-model": "ensemble-gw, model law", "egw-model-rate": "ensemble-gw, model law + max_rate 95 %",
     "egw-nopace": "ensemble-gw, no pacing", "egw-rate": "ensemble-gw, max_rate 95 %",
     "egw-call": "ensemble-gw, model law + max_rate, probe as a realtime UDP flow",
     "egw-dec": "ensemble-gw, ACK decimation", "egw-model-rate-dec": "ensemble-gw, model law + max_rate, ACK decimation",

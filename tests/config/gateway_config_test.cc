@@ -286,6 +286,19 @@ TEST_F(GatewayConfigTest, AckDecimationIsOptIn) {
   EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.ack_decimation"}));
 }
 
+// Issue 20, the asymmetric link: the model law's window over the ACK path,
+// off unless asked for; a restart applies it.
+TEST_F(GatewayConfigTest, AckPathWindowIsOptIn) {
+  auto none = std::get<GatewayConfig>(load_gateway_config(write("n.yaml", branch())));
+  EXPECT_FALSE(none.endpoint.connection.ensemble.ack_path_window);
+  auto on = std::get<GatewayConfig>(load_gateway_config(write("t.yaml", branch("ensemble:\n  ack_path_window: true\n"))));
+  EXPECT_TRUE(on.endpoint.connection.ensemble.ack_path_window);
+  const std::string bad = error_of(branch("ensemble:\n  ack_path_window: sometimes\n"));
+  EXPECT_NE(bad.find("c.yaml:10: ensemble.ack_path_window"), std::string::npos) << bad;
+  const ReloadPlan plan = plan_reload(none, on);
+  EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.ack_path_window"}));
+}
+
 // Issue 20 item 5: stream buffers auto-tune up to a bound under memory limits.
 TEST_F(GatewayConfigTest, StreamBuffersGrowWithinMemoryLimits) {
   auto d = std::get<GatewayConfig>(load_gateway_config(write("d.yaml", branch())));
