@@ -16,12 +16,18 @@
 #include <gtest/gtest.h>
 
 #include "tests/scenarios/html_stall_experiment.h"
+#include "tests/scenarios/law_param.h"
 
 namespace egw::scenarios {
 namespace {
 
-TEST(ScenarioHtmlStall, NoHtmlTakesThreeTimesItsBoundUnderRandomLoss) {
+using congestion::WindowLawKind;
+
+class ScenarioHtmlStall : public ::testing::TestWithParam<WindowLawKind> {};
+
+TEST_P(ScenarioHtmlStall, NoHtmlTakesThreeTimesItsBoundUnderRandomLoss) {
   HtmlStallParams p;
+  p.web.law = GetParam();
   const HtmlStallResult r = run_html_stall(p);
   std::printf("%s", report_html_stall(r).c_str());
   std::size_t at_1 = 0;
@@ -33,6 +39,8 @@ TEST(ScenarioHtmlStall, NoHtmlTakesThreeTimesItsBoundUnderRandomLoss) {
   EXPECT_LT(r.worst_ratio(), 4.0);
   EXPECT_LE(r.mean_ratio(0.05, true), 1.35);
 }
+
+INSTANTIATE_TEST_SUITE_P(Laws, ScenarioHtmlStall, kBothLaws, law_param_name);
 
 }  // namespace
 }  // namespace egw::scenarios
