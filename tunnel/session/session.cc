@@ -282,6 +282,13 @@ void Session::start_connection(const TransportParameters& peer_params, std::uniq
   config.peer = peer_params;
   config.peer_knows_categories = connection_config_.peer_knows_categories_override.value_or(peer_categories);
   peer_announced_categories_ = peer_categories;
+  // RFC 9002 6.2.2: the handshake's round trip stands for the RTT until the
+  // first sample, so a lost first packet (a page's request) is probed after
+  // ~3 x that, not 3 x 333 ms (issue 20: the lab's pages at 1-5 % loss).
+  // Never longer than configured; the responder has no such sample.
+  if (initiator_ && handshake_rtt_ && *handshake_rtt_ > Duration::zero()) {
+    config.ensemble.initial_rtt = std::min(config.ensemble.initial_rtt, *handshake_rtt_);
+  }
   // Skipped packet numbers must be unpredictable to the peer (RFC 9000 21.4).
   if (RAND_bytes(reinterpret_cast<unsigned char*>(&config.packet_number_skip_seed),
                  sizeof config.packet_number_skip_seed) != 1) {
