@@ -91,6 +91,31 @@ TEST(Session, TheHandshakeRttSeedsTheBranchsFirstEnsemble) {
   EXPECT_LE(srtt, 2 * pair.delay + ms(5));
 }
 
+// The hub's side: its response's round trip to the branch's first datagram
+// under the new keys seeds the hub's ensembles the same way (the branch
+// sends at once here; had it waited, the seed would only be longer, and
+// never above 333 ms).
+TEST(Session, TheHandshakeRttSeedsTheHubsFirstEnsemble) {
+  SessionPair pair;
+  pair.start();
+  pair.branch_session().connect(pair.now);
+  OneStreamTransfer transfer(pair, 100);
+  // Until the hub has the branch's first bytes, before it sent anything
+  // ack-eliciting itself (its ensemble has no sample yet).
+  for (int i = 0; i < 200 && transfer.read < 100; ++i) pair.run_for(ms(1), [&] { transfer.step(); });
+  ASSERT_EQ(transfer.read, 100u);
+  Connection* h = pair.hub_session().connection();
+  ASSERT_NE(h, nullptr);
+  const auto id = h->open_stream(Destination{}, ContentClass::html, pair.now);
+  ASSERT_TRUE(id);
+  const std::array<std::byte, 60> response{};
+  ASSERT_EQ(h->stream_write(*id, response, pair.now), response.size());
+  const auto st = h->stats().ensemble;
+  EXPECT_EQ(st.min_rtt, Duration{0});  // no sample: srtt is the initial RTT
+  EXPECT_GE(st.srtt, 2 * pair.delay);
+  EXPECT_LE(st.srtt, 2 * pair.delay + ms(5));
+}
+
 TEST(Session, TransportParametersTravelInTheHandshake) {
   SessionPair pair;
   pair.hub_config.connection.max_incoming_streams = 7;
