@@ -71,7 +71,12 @@ void CongestionDomain::resume_from(const PathState& saved) {
   }
   // With the RTT check the estimator starts fresh (RFC 6298 2.1): the saved
   // RTT is only compared with the first sample, so a path that got slower
-  // meanwhile cannot cause spurious timeouts on the old, short RTO.
+  // meanwhile cannot cause spurious timeouts on the old, short RTO. The tail
+  // probe still times from the saved RTT (RFC 9002 6.2.2 allows a resumed
+  // connection's initial RTT): a lost first packet of a busy period (a
+  // request, a stream's open) otherwise waited 3 x 333 ms, and a spurious
+  // probe costs one packet, never the window.
+  saved_pto_ = probe_timeout(saved.srtt, saved.rttvar, config_.max_ack_delay);
   if (!resume_->reconnaissance() && !resume_->unvalidated()) resume_.reset();
 }
 
@@ -528,7 +533,8 @@ Duration CongestionDomain::timer_interval() const {
   // Never later than the RTO would have fired (Linux TLP): the probe changes
   // the response to a silent tail, not when it comes. PTO and RTO differ by
   // max_ack_delay and the RTO's floor, so on most paths they coincide.
-  return std::min(rtt_.pto(config_.max_ack_delay), rto) * (std::int64_t{1} << probes_unanswered_);
+  const Duration pto = rtt_.has_sample() || !saved_pto_ ? rtt_.pto(config_.max_ack_delay) : *saved_pto_;
+  return std::min(pto, rto) * (std::int64_t{1} << probes_unanswered_);
 }
 
 std::optional<Instant> CongestionDomain::next_timeout() const {

@@ -288,6 +288,8 @@ class CongestionDomain {
   std::optional<CarefulResume> resume_;  // from the cache or after idle
   std::optional<SpuriousLossUndo> undo_;  // the latest loss round, while undoable
   std::optional<Instant> rto_armed_at_;   // the PTO's and the RTO's start
+  // The PTO from a resumed PathState's RTT, until the estimator's first sample.
+  std::optional<Duration> saved_pto_;
   std::uint32_t probes_unanswered_ = 0;   // tail loss probes since the last ack of new data
   bool probe_pending_ = false;            // one packet may go beyond the window
   Instant idle_since_;                    // when the last outstanding packet left

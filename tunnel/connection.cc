@@ -929,6 +929,11 @@ bool Connection::is_closed() const { return impl_->closed; }
 
 std::uint64_t Connection::send_rate_limit_bps() const { return impl_->config.ensemble.max_rate_bps; }
 
+void Connection::set_initial_rtt(Duration rtt) {
+  auto& initial = impl_->config.ensemble.initial_rtt;
+  if (rtt > Duration::zero()) initial = std::min(initial, rtt);
+}
+
 ConnectionStats Connection::stats() const {
   ConnectionStats s = impl_->stats;
   s.buffer_pool_bytes = impl_->buffer_pool.bytes_held();

@@ -371,6 +371,9 @@ class Connection {
   void close(std::uint64_t error_code, std::string reason, Instant now);
   bool is_closed() const;
   ConnectionStats stats() const;
+  // The path's RTT as the handshake measured it: the initial RTT of the
+  // ensembles started from now on (RFC 9002 6.2.2), if shorter than configured.
+  void set_initial_rtt(Duration rtt);
   // The rate this side's ensemble may send at (bits/s; 0: none): its
   // configured ensemble.max_rate_bps and the peer's advertised receive rate.
   std::uint64_t send_rate_limit_bps() const;

@@ -551,14 +551,23 @@ std::optional<Instant> Connection::Impl::next_timeout() const {
 // A tail loss probe carries its member's data: a retransmission or new data
 // if it has some, else the newest packet's data again, which repairs a
 // single tail loss in one round trip (Linux TLP). The packet stays in
-// flight; whichever copy is acknowledged first settles the bytes. Without
-// stream data to carry (a control packet, a stream reset since), a PING
-// elicits the ACK that lets the thresholds judge what is outstanding.
+// flight; whichever copy is acknowledged first settles the bytes. The
+// newest packet's control frames go again too (a stream's open, credit): a
+// probe with the data but not the open it needs, or a PING for a lost
+// control packet, left the peer waiting a round trip more for each loss
+// (issue 20: a lossy page's request cost 1-3 s). Only without anything to
+// carry does a PING elicit the ACK that lets the thresholds judge.
 void Connection::Impl::arm_tail_probe(const congestion::SentPacket& newest, Instant now) {
+  const SentEntry* e = history.find(newest.number);
+  const bool in_flight = e && e->state == SentState::in_flight;
+  if (in_flight) {
+    for (std::uint32_t i = 0; i < e->control_count; ++i) {
+      std::visit(ControlLost{*this}, history.control(*e, i));
+    }
+  }
   Stream* s = newest.member == kControlMember ? nullptr : find(newest.member);
   if (s && (s->send.has_retransmission() || s->send.has_new_data(send_credit.available()))) return;
-  const SentEntry* e = s ? history.find(newest.number) : nullptr;
-  if (!e || e->state != SentState::in_flight || e->chunk_count == 0) {
+  if (!s || !in_flight || e->chunk_count == 0) {
     if (!control_pending()) ping_pending = true;
     return;
   }

@@ -41,6 +41,31 @@ TEST(EnsembleResume, StartsAsAFreshFlow) {
   EXPECT_EQ(h.fill(A), 10);  // not paced, not marked
 }
 
+// A lost first packet of a resumed busy period (a request, a stream's open)
+// is probed on the saved RTT: srtt 100 ms, rttvar 10 ms, max_ack_delay 25 ms
+// give a PTO of 165 ms, where RFC 6298's initial RTT gave 999 ms (3 x 333,
+// the RTO; the WAN lab's pages at 1-5 % loss stalled on it). The probe sends
+// one packet and declares nothing lost; the first sample then rules.
+TEST(EnsembleResume, ALostFirstPacketIsProbedOnTheSavedRtt) {
+  Harness h(test_config(), cached());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  const Instant sent = h.now;
+  h.send(A);
+  ASSERT_TRUE(h.ensemble.next_timeout());
+  EXPECT_EQ(*h.ensemble.next_timeout(), sent + ms(165));
+  h.now = *h.ensemble.next_timeout();
+  const auto out = h.ensemble.on_timeout(h.now);
+  EXPECT_FALSE(out.rto_fired);
+  EXPECT_TRUE(out.lost.empty());
+  ASSERT_EQ(out.probes.size(), 1u);
+  EXPECT_EQ(h.stats().srtt, ms(333));  // the estimator itself still starts fresh
+  const PacketNumber probe = h.send(A);
+  EXPECT_EQ(*h.ensemble.next_timeout(), h.now + 2 * ms(165));  // backed off
+  h.now += ms(100);
+  h.ack_range(probe, probe);
+  EXPECT_EQ(h.stats().srtt, ms(100));  // the first sample
+}
+
 TEST(EnsembleResume, WithoutTheRttCheckTheJumpIsTakenAtOnce) {
   // TCP fast start as published (and the papers' experiments): the saved
   // state is trusted at once; the part beyond the initial window is paced

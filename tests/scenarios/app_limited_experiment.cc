@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "tests/scenarios/model_law_experiment.h"
 #include "tests/scenarios/sender_trace.h"
 #include "tests/sim/scenario.h"
 #include "tests/sim/shaped_stream.h"
@@ -16,6 +17,7 @@ AppLimitedCase run_case(const AppLimitedParams& p, bool app_limited) {
   sim::Scenario s(p.path.path_config());
   sim::PairConfig pc;
   pc.initial_window_packets = p.initial_window_packets;
+  pc.law = p.law;
   if (!app_limited) {
     pc.customize = [&p](tunnel::ConnectionConfig& c) { c.stream_receive_window_bytes = p.rwnd_bytes; };
   }
@@ -45,6 +47,7 @@ AppLimitedCase run_case(const AppLimitedParams& p, bool app_limited) {
   c.describe = s.describe();
   c.max_cwnd = trace.max_cwnd();
   c.max_in_flight = trace.max_in_flight();
+  c.max_bw_bytes_per_s = trace.max_bottleneck_bytes_per_s();
   c.final_cwnd = sender.stats().ensemble.cwnd_bytes;
   c.bytes_read = stream.bytes_read();
   c.mismatches = stream.mismatches();
@@ -68,7 +71,7 @@ std::string report_app_limited(const AppLimitedResult& r) {
   std::ostringstream out;
   char line[300];
   out << "Application- and receiver-limited senders (cwnd validation): " << r.app_limited.describe
-      << ", IW " << p.initial_window_packets << ", NewReno, single\n";
+      << ", IW " << p.initial_window_packets << ", " << law_name(p.law) << ", single\n";
   std::snprintf(line, sizeof line,
                 "  app_limited:  %llu B every %.0f ms for %zu writes; rwnd_limited: stream window "
                 "%llu KB, reader %llu KB every %.0f ms, %.0f s\n",
@@ -81,13 +84,14 @@ std::string report_app_limited(const AppLimitedResult& r) {
   for (const AppLimitedCase* c : {&r.app_limited, &r.rwnd_limited}) {
     const double pkt = static_cast<double>(p.path.packet_bytes);
     std::snprintf(line, sizeof line,
-                  "  %-12s %9.1f pkts %9.1f pkts %9.1f pkts   bound %.1f pkts: %s (read %llu B, mismatches %llu)\n",
+                  "  %-12s %9.1f pkts %9.1f pkts %9.1f pkts   bound %.1f pkts: %s (read %llu B, "
+                  "mismatches %llu, model bw max %.2f Mbit/s)\n",
                   c->name.c_str(), static_cast<double>(c->max_in_flight) / pkt,
                   static_cast<double>(c->max_cwnd) / pkt, static_cast<double>(c->final_cwnd) / pkt,
                   static_cast<double>(c->bound) / pkt,
                   c->final_cwnd <= c->bound && c->max_cwnd <= c->bound ? "met" : "MISSED",
                   static_cast<unsigned long long>(c->bytes_read),
-                  static_cast<unsigned long long>(c->mismatches));
+                  static_cast<unsigned long long>(c->mismatches), c->max_bw_bytes_per_s * 8e-6);
     out << line;
   }
   out << "  (RFC 7661 / RFC 9002 7.8: a sender that does not use its window must not grow it)\n";

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "common/units.h"
+#include "congestion/ensemble_config.h"
 #include "tests/scenarios/dumbbell.h"
 #include "tests/scenarios/seed_stats.h"
 
@@ -30,6 +31,7 @@ namespace egw::scenarios {
 struct AppLimitedParams {
   DumbbellParams path{.queue_limit_packets = 102};
   std::uint32_t initial_window_packets = 10;
+  congestion::WindowLawKind law = congestion::WindowLawKind::newreno;
   // app_limited
   ByteCount app_write_bytes = 1000;
   Duration app_write_period = ms(100);
@@ -48,6 +50,7 @@ struct AppLimitedCase {
   ByteCount max_cwnd = 0;        // over the sender's packets
   ByteCount max_in_flight = 0;
   ByteCount final_cwnd = 0;      // at the end of the run
+  double max_bw_bytes_per_s = 0;  // the model law's bw estimate, largest (0: loss-based)
   ByteCount bytes_read = 0;      // by the reader
   std::uint64_t mismatches = 0;
   // max(IW, 2 x max_in_flight) + 3 packets: the goal for final_cwnd and max_cwnd.

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "tests/scenarios/model_law_experiment.h"
+
 namespace egw::scenarios {
 
 double IdleMembersCase::ratio() const {
@@ -31,7 +33,8 @@ IdleMembersResult run_idle_members(const IdleMembersParams& params) {
 std::string report_idle_members(const IdleMembersResult& r) {
   std::ostringstream out;
   char line[240];
-  out << "Idle members under n_flows: 1 bulk + k idle streams vs one flow, steady state "
+  out << "Idle members under n_flows (" << law_name(r.params.path.law)
+      << "): 1 bulk + k idle streams vs one flow, steady state "
       << to_seconds(r.params.path.warmup) << "-" << to_seconds(r.params.path.horizon) << " s\n";
   if (!r.cases.empty()) out << "  " << r.cases.front().run.describe << ", " << r.cases.front().run.runs << " seeds\n";
   for (const IdleMembersCase& c : r.cases) {

@@ -17,12 +17,22 @@
 #include <gtest/gtest.h>
 
 #include "tests/scenarios/idle_members_experiment.h"
+#include "tests/scenarios/law_param.h"
 
 namespace egw::scenarios {
 namespace {
 
-TEST(ScenarioIdleMembers, IdleStreamsAddNoAggressivenessUnderNFlows) {
-  const IdleMembersResult r = run_idle_members();
+using congestion::WindowLawKind;
+
+class ScenarioIdleMembers : public ::testing::TestWithParam<WindowLawKind> {};
+
+TEST_P(ScenarioIdleMembers, IdleStreamsAddNoAggressivenessUnderNFlows) {
+  IdleMembersParams p;
+  p.path.law = GetParam();
+  // The model law converges in a few ProbeBW cycles, not NewReno's sawtooth
+  // coin tosses: fewer seeds keep the suite short.
+  if (GetParam() == WindowLawKind::model) p.path.runs = 8;
+  const IdleMembersResult r = run_idle_members(p);
   std::cout << report_idle_members(r);
   ASSERT_EQ(r.cases.size(), 3u);  // 9, 3 and 1,000 idle streams
   for (const IdleMembersCase& c : r.cases) {
@@ -35,6 +45,8 @@ TEST(ScenarioIdleMembers, IdleStreamsAddNoAggressivenessUnderNFlows) {
     EXPECT_LE(c.ratio(), 2.0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Laws, ScenarioIdleMembers, kBothLaws, law_param_name);
 
 }  // namespace
 }  // namespace egw::scenarios

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "tests/scenarios/model_law_experiment.h"
 #include "tests/scenarios/sender_trace.h"
 #include "tests/sim/scenario.h"
 #include "tests/sim/shaped_stream.h"
@@ -22,6 +23,7 @@ IdleRestartResult run_idle_restart(const IdleRestartParams& p) {
   r.describe = s.describe();
   sim::PairConfig pc;
   pc.initial_window_packets = p.initial_window_packets;
+  pc.law = p.law;
   const std::size_t pair = s.add_pair(pc);
   sim::TunnelHost& client = s.client(pair);
 
@@ -67,7 +69,7 @@ std::string report_idle_restart(const IdleRestartResult& r) {
   std::ostringstream out;
   char line[320];
   out << "Restart after idle inside a live ensemble: " << r.describe << ", IW "
-      << p.initial_window_packets << ", NewReno, single\n";
+      << p.initial_window_packets << ", " << law_name(p.law) << ", single\n";
   std::snprintf(line, sizeof line,
                 "  one long-lived stream: %llu MB at 0.1 s (done at %.1f s), silence (%llu sender "
                 "datagrams: PINGs), %llu MB more at %.0f s (%.0f s idle)\n",

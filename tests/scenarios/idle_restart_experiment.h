@@ -25,6 +25,7 @@
 #include <string>
 
 #include "common/units.h"
+#include "congestion/ensemble_config.h"
 #include "tests/scenarios/dumbbell.h"
 
 namespace egw::scenarios {
@@ -32,6 +33,7 @@ namespace egw::scenarios {
 struct IdleRestartParams {
   DumbbellParams path{.queue_limit_packets = 102};
   std::uint32_t initial_window_packets = 10;
+  congestion::WindowLawKind law = congestion::WindowLawKind::newreno;
   ByteCount chunk_bytes = 10'000'000;
   // Chunk 2 is written this long after chunk 1: 1 h of silence after chunk 1
   // completed (~9 s).

@@ -20,12 +20,19 @@
 #include <gtest/gtest.h>
 
 #include "tests/scenarios/idle_restart_experiment.h"
+#include "tests/scenarios/law_param.h"
 
 namespace egw::scenarios {
 namespace {
 
-TEST(ScenarioIdleRestart, StaleWindowIsNotSentAtOnceAfterAnHourIdle) {
-  const IdleRestartResult r = run_idle_restart();
+using congestion::WindowLawKind;
+
+class ScenarioIdleRestart : public ::testing::TestWithParam<WindowLawKind> {};
+
+TEST_P(ScenarioIdleRestart, StaleWindowIsNotSentAtOnceAfterAnHourIdle) {
+  IdleRestartParams p;
+  p.law = GetParam();
+  const IdleRestartResult r = run_idle_restart(p);
   std::cout << report_idle_restart(r);
   ASSERT_TRUE(r.first_complete);
   EXPECT_TRUE(r.second_complete);
@@ -39,6 +46,8 @@ TEST(ScenarioIdleRestart, StaleWindowIsNotSentAtOnceAfterAnHourIdle) {
                                       : 0;
   EXPECT_GE(r.low_priority_first_rtt, beyond_iw);
 }
+
+INSTANTIATE_TEST_SUITE_P(Laws, ScenarioIdleRestart, kBothLaws, law_param_name);
 
 }  // namespace
 }  // namespace egw::scenarios

@@ -34,6 +34,7 @@ class SenderTrace {
         const auto st = sender_->stats().ensemble;
         max_cwnd_ = std::max(max_cwnd_, st.cwnd_bytes);
         max_in_flight_ = std::max(max_in_flight_, st.bytes_in_flight);
+        max_bw_ = std::max(max_bw_, st.law.bottleneck_bytes_per_s);
       }
     });
   }
@@ -45,6 +46,8 @@ class SenderTrace {
   const std::vector<Arrival>& arrivals() const { return arrivals_; }
   ByteCount max_cwnd() const { return max_cwnd_; }
   ByteCount max_in_flight() const { return max_in_flight_; }
+  // The model law's bottleneck rate estimate, largest (0 for loss-based laws).
+  double max_bottleneck_bytes_per_s() const { return max_bw_; }
 
   // Over arrivals in [from, to):
   struct Window {
@@ -77,6 +80,7 @@ class SenderTrace {
   std::vector<Arrival> arrivals_;
   ByteCount max_cwnd_ = 0;
   ByteCount max_in_flight_ = 0;
+  double max_bw_ = 0;
 };
 
 }  // namespace egw::scenarios

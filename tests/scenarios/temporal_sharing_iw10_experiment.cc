@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "tests/scenarios/model_law_experiment.h"
+
 namespace egw::scenarios {
 
 namespace {
@@ -19,8 +21,10 @@ bool TemporalSharingIw10Page::gap_closed() const {
   return 2 * (run.second.html - html_bound) <= run.first.html - html_bound;
 }
 
-TemporalSharingParams temporal_sharing_iw10_params(bool rtt_check_first) {
+TemporalSharingParams temporal_sharing_iw10_params(bool rtt_check_first,
+                                                  congestion::WindowLawKind law) {
   TemporalSharingParams p;
+  p.web.law = law;
   p.web.initial_window_packets = 10;
   p.web.resume_rtt_check_first = rtt_check_first;
   return p;
@@ -38,9 +42,10 @@ Duration html_lower_bound(const WebPagesParams& web, EtcpPage page) {
   return 2 * web.path.one_way_delay + us(static_cast<std::int64_t>(seconds * 1e6));
 }
 
-TemporalSharingIw10Result run_temporal_sharing_iw10(bool rtt_check_first) {
+TemporalSharingIw10Result run_temporal_sharing_iw10(bool rtt_check_first,
+                                                    congestion::WindowLawKind law) {
   TemporalSharingIw10Result r;
-  r.raw = run_temporal_sharing(temporal_sharing_iw10_params(rtt_check_first));
+  r.raw = run_temporal_sharing(temporal_sharing_iw10_params(rtt_check_first, law));
   for (const TemporalSharingRun& run : r.raw.runs) {
     TemporalSharingIw10Page pg;
     pg.page = run.page;
@@ -54,6 +59,7 @@ TemporalSharingIw10Result run_temporal_sharing_iw10(bool rtt_check_first) {
 std::string report_temporal_sharing_iw10(const TemporalSharingIw10Result& r) {
   std::ostringstream out;
   out << report_temporal_sharing(r.raw);
+  out << "window law: " << law_name(r.raw.params.web.law) << "\n";
   out << (r.raw.params.web.resume_rtt_check_first
               ? "careful resume with the RTT check first (product default)\n"
               : "cached window used at once, no RTT check first (as the papers did)\n");

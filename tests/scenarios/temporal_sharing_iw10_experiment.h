@@ -35,9 +35,11 @@ struct TemporalSharingIw10Result {
 
 // Product defaults (IW 10, careful resume with its RTT check); without the
 // check the cached window is used at once, as the papers did.
-TemporalSharingParams temporal_sharing_iw10_params(bool rtt_check_first = true);
+TemporalSharingParams temporal_sharing_iw10_params(
+    bool rtt_check_first = true, congestion::WindowLawKind law = congestion::WindowLawKind::newreno);
 Duration html_lower_bound(const WebPagesParams& web, EtcpPage page);
-TemporalSharingIw10Result run_temporal_sharing_iw10(bool rtt_check_first = true);
+TemporalSharingIw10Result run_temporal_sharing_iw10(
+    bool rtt_check_first = true, congestion::WindowLawKind law = congestion::WindowLawKind::newreno);
 std::string report_temporal_sharing_iw10(const TemporalSharingIw10Result& result);
 
 }  // namespace egw::scenarios

@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/scenarios/law_param.h"
 #include "tests/scenarios/temporal_sharing_iw10_experiment.h"
 
 namespace egw::scenarios {
@@ -44,8 +45,12 @@ namespace {
 // closed: that needs more than the initial window in the first round trip,
 // i.e. jumping before the RTT check (rtt_check_first = false, printed too:
 // closes text's gap, still slower on frames). See the closing note.
-TEST(ScenarioTemporalSharingIw10, SecondFetchMatchesTheFirstWithTheProductDefault) {
-  const TemporalSharingIw10Result r = run_temporal_sharing_iw10(/*rtt_check_first=*/true);
+using congestion::WindowLawKind;
+
+class ScenarioTemporalSharingIw10 : public ::testing::TestWithParam<WindowLawKind> {};
+
+TEST_P(ScenarioTemporalSharingIw10, SecondFetchMatchesTheFirstWithTheProductDefault) {
+  const TemporalSharingIw10Result r = run_temporal_sharing_iw10(/*rtt_check_first=*/true, GetParam());
   std::cout << report_temporal_sharing_iw10(r);
   ASSERT_EQ(r.pages.size(), 5u);
   for (const TemporalSharingIw10Page& p : r.pages) {
@@ -59,6 +64,8 @@ TEST(ScenarioTemporalSharingIw10, SecondFetchMatchesTheFirstWithTheProductDefaul
     EXPECT_LE(to_seconds(p.run.second.page), 1.01 * to_seconds(p.run.first.page));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Laws, ScenarioTemporalSharingIw10, kBothLaws, law_param_name);
 
 }  // namespace
 }  // namespace egw::scenarios

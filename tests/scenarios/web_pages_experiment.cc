@@ -30,6 +30,7 @@ sim::PairConfig web_pair_config(const WebPagesParams& params, const WebVariant& 
   pair.coupling = variant.coupling;
   pair.policy = variant.policy;
   pair.initial_window_packets = params.initial_window_packets;
+  pair.law = params.law;
   pair.customize = [params, variant](tunnel::ConnectionConfig& c) {
     c.ensemble.random_loss = variant.random_loss;
     c.ack_every_packets = params.ack_every_packets;

@@ -72,6 +72,8 @@ struct WebPagesParams {
   // Careful resume's RTT check before the jump (product default), or the
   // jump at once as E-TCP and TCP fast start published it.
   bool resume_rtt_check_first = congestion::ResumeConfig{}.rtt_check_first;
+  // Both sides' window law, every variant alike (the core's default: NewReno).
+  congestion::WindowLawKind law = congestion::EnsembleConfig{}.law;
   std::vector<EtcpPage> pages{kEtcpPages.begin(), kEtcpPages.end()};
   std::vector<WebVariant> variants = etcp_variants();
   std::uint64_t seed = 1;

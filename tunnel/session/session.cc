@@ -271,6 +271,7 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
     ++stats_.rekeys;
   } else {
     start_connection(payload.params, std::move(keypair), /*confirmed=*/false, categories, now);
+    response_sent_at_ = now;
   }
 }
 
@@ -282,6 +283,13 @@ void Session::start_connection(const TransportParameters& peer_params, std::uniq
   config.peer = peer_params;
   config.peer_knows_categories = connection_config_.peer_knows_categories_override.value_or(peer_categories);
   peer_announced_categories_ = peer_categories;
+  // RFC 9002 6.2.2: the handshake's round trip stands for the RTT until the
+  // first sample, so a lost first packet (a page's request) is probed after
+  // ~3 x that, not 3 x 333 ms (issue 20: the lab's pages at 1-5 % loss).
+  // Never longer than configured; the responder has no such sample.
+  if (initiator_ && handshake_rtt_ && *handshake_rtt_ > Duration::zero()) {
+    config.ensemble.initial_rtt = std::min(config.ensemble.initial_rtt, *handshake_rtt_);
+  }
   // Skipped packet numbers must be unpredictable to the peer (RFC 9000 21.4).
   if (RAND_bytes(reinterpret_cast<unsigned char*>(&config.packet_number_skip_seed),
                  sizeof config.packet_number_skip_seed) != 1) {
@@ -329,6 +337,13 @@ void Session::on_data(const PeerAddress& from, std::span<std::byte> datagram, In
   }
   const Keypair* previous = protection_->previous();
   const std::uint32_t previous_index = previous ? previous->local_index : 0;
+  // The hub's handshake RTT: its response until the branch's first datagram
+  // under the new keys (at most the RTT: the branch may wait before it
+  // sends). Set before that datagram is read, as it may start the
+  // ensemble. A forged one that fails authentication could only shorten it
+  // (min with the configured 333 ms): that costs spurious probes, never the
+  // window, and the first sample replaces it.
+  if (response_sent_at_) connection_->set_initial_rtt(now - *response_sent_at_);
   if (!connection_->on_datagram(datagram, now)) {
     if (protection_->integrity_limit_reached()) {
       end_connection("AEAD integrity limit reached (RFC 9001 6.6)", now);
@@ -347,6 +362,7 @@ void Session::on_data(const PeerAddress& from, std::span<std::byte> datagram, In
   unanswered_since_.reset();
   confirmed_ = true;
   silent_rekeys_ = 0;
+  response_sent_at_.reset();
   if (!(from == address_)) {
     address_ = from;
     ++stats_.address_changes;

@@ -292,6 +292,9 @@ class Session {
   bool awaiting_rekey_confirmation_ = false;
   std::optional<Timestamp> last_initiation_timestamp_;
   std::optional<Instant> last_initiation_at_;
+  // The responder's half of a handshake RTT: when its response left, until
+  // the initiator's first datagram under the new keys arrives.
+  std::optional<Instant> response_sent_at_;
   Instant last_authenticated_receive_{};
   Instant last_send_{};
   // The first ack-eliciting packet sent since the peer was last heard: the
