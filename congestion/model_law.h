@@ -176,6 +176,7 @@ class ModelLaw final : public WindowLaw {
   void on_loss_too_high(ByteCount prior_in_flight, Instant now);
   ByteCount target_cwnd() const;
   double startup_pacing_rate() const;
+  bool startup_fills_initial_window() const;
   ByteCount window_bdp_bytes() const;  // bw x (min_rtt + the ACK path's delay)
   void sample_ack_path(const RateSample& rs);
   void end_ack_path_sample();
@@ -204,6 +205,8 @@ class ModelLaw final : public WindowLaw {
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
   bool filled_pipe_ = false;
+  bool startup_app_limited_ = false;  // the last rate sample was app-limited
+  ByteCount startup_delivered_ = 0;   // acked since the law began (saturates in use)
   bool early_up_pending_ = false;  // startup just ended: its first UP comes early
   double up_start_bw_ = 0;  // bw when the last UP began; 0 once it is judged
   std::uint64_t up_end_round_ = 0;

@@ -36,9 +36,21 @@ TEST(ModelLawStartup, PacesAtLeastTheInitialWindowPerRttGain) {
   const double by_window = ModelLaw::kStartupPacingGain * 10 * kMss / 0.060;
   ASSERT_TRUE(law.pacing_rate_bytes_per_s());
   EXPECT_GE(*law.pacing_rate_bytes_per_s(), 0.99 * by_window);
-  // Nor does the tiny model stop the window's growth.
-  law.on_rate_sample(sample(1000, ms(60), 1, 6 * kMss, /*app_limited=*/true), t0 + ms(70));
+  // Nor does the tiny model stop the growth of a window the transfer fills
+  // (Linux BBR: until the initial window is delivered).
+  law.on_rate_sample(sample(1000, ms(60), 1, 6 * kMss), t0 + ms(70));
   EXPECT_GE(law.cwnd_bytes(), 16 * kMss);
+}
+
+// A sender that stays app-limited (one packet per RTT) grows no window it
+// does not use (RFC 7661): a page after it would burst into it.
+TEST(ModelLawStartup, AnAppLimitedSenderGrowsNoWindowItDoesNotUse) {
+  ModelLaw law(kParams);
+  for (std::uint64_t i = 1; i <= 12; ++i) {
+    law.on_rate_sample(sample(kMss / 0.060, ms(60), i, kMss, /*app_limited=*/true),
+                       t0 + ms(60) * static_cast<std::int64_t>(i));
+  }
+  EXPECT_LE(law.cwnd_bytes(), 10 * kMss);
 }
 
 // Too much loss in startup bounds the flight at 0.7 x the flight, but not

