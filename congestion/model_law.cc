@@ -216,6 +216,10 @@ void ModelLaw::check_full_bw(const RateSample& rs) {
     full_bw_count_ = 0;
     return;
   }
+  if (ack_path_stretched()) {
+    full_bw_count_ = 0;  // a plateau is judged on rounds after the stretch
+    return;
+  }
   if (++full_bw_count_ >= kFullBwRounds) {
     filled_pipe_ = true;
     early_up_pending_ = true;

@@ -94,6 +94,8 @@ class ModelLaw final : public WindowLaw {
   // a link with room; a false alarm costs one more UP round, not a startup).
   static constexpr double kUpRoomGrowth = 1.1;
   static constexpr std::uint32_t kFullBwRounds = 3;
+  static constexpr std::uint32_t kStretchedRoundsMax = 8;
+  static constexpr double kStretchedRttGain = 1.25;  // srtt above cwnd / bw by this
   static constexpr std::int64_t kFirstCycleRtts = 8;  // the early UP after startup
   static constexpr double kLossThreshold = 0.02;
   static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
@@ -184,6 +186,7 @@ class ModelLaw final : public WindowLaw {
   Duration first_round_excess() const;
   bool down_measures_ack_path() const;
   Duration ack_path_threshold() const;
+  bool ack_path_stretched();
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
 
@@ -204,6 +207,7 @@ class ModelLaw final : public WindowLaw {
   // Startup's plateau detection.
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
+  std::uint32_t stretched_rounds_ = 0;  // startup's rounds not counted (ack_path_stretched)
   bool filled_pipe_ = false;
   bool startup_app_limited_ = false;  // the last rate sample was app-limited
   ByteCount startup_delivered_ = 0;   // acked since the law began (saturates in use)
@@ -236,6 +240,7 @@ class ModelLaw final : public WindowLaw {
   // The ACK path's delay (model_law_ack_path.cc): the RTT above min_rtt
   // that our own DOWN does not drain, averaged over DOWN's later rounds.
   Duration ack_path_delay_{0};
+  Duration last_down_delay_{0};  // the last DOWN's measurement
   Duration down_rtt_sum_{0};
   std::uint64_t down_rtt_samples_ = 0;
   Duration first_rtt_sum_{0};  // DOWN's first round: our queue may still be in it

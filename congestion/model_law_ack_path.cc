@@ -57,7 +57,13 @@ void ModelLaw::end_ack_path_sample() {
     delay = std::clamp(mean - *min_rtt_ - own_target_delay(), Duration{0}, *min_rtt_);
     if (delay <= ack_path_threshold()) delay = Duration{0};
   }
-  ack_path_delay_ = delay;
+  // The smaller of two DOWNs': a queue that one DOWN saw (the peer's
+  // startup or drain) is no ACK path to cover. With the last one alone, a
+  // startup that read bw 18 % above the link (compressed acks) left a queue
+  // on the downlink that the branch's DOWN took for its ACK path, and each
+  // side's wider window kept the other's queue: both buffers full.
+  ack_path_delay_ = std::min(delay, last_down_delay_);
+  last_down_delay_ = delay;
   down_rtt_sum_ = Duration{0};
   down_rtt_samples_ = 0;
   first_rtt_sum_ = Duration{0};
@@ -79,6 +85,29 @@ ByteCount ModelLaw::window_bdp_bytes() const {
   const double bw = bw_bytes_per_s();
   if (bw <= 0 || !min_rtt_) return bdp_bytes();
   return bdp_bytes() + static_cast<ByteCount>(bw * to_seconds(ack_path_delay_));
+}
+
+// Startup's plateau, when it is not ours: a window-limited sender's own
+// queue is at most cwnd - bw x min_rtt, so its RTT at most cwnd / bw (bw at
+// or below the link's rate). An RTT well above that is someone else's
+// queue, most often the ACK path's: on the asymmetric line the upload's
+// startup queue (150-170 ms on the uplink) held the download's startup at
+// 2 x IW over srtt 230 ms, and startup ended on that plateau at 1.4 of
+// 4 Mbit/s; with the upload's standing queue after it (40-60 ms) no UP
+// recovered (download 29-33 %). Such a round does not count towards the
+// plateau, for at most kStretchedRoundsMax rounds, and only while the
+// window is still startup's floor of 2 x IW (bdp below IW): a competitor's
+// growing queue in the forward path looks the same, and a model that joins
+// a CUBIC flow's full buffer and stays in startup took 0.22-0.29x its share
+// instead of 0.82x (ScenarioModelLawCompete). Loss still ends startup.
+bool ModelLaw::ack_path_stretched() {
+  const double bw = bw_bytes_per_s();
+  if (bw <= 0 || !srtt_ || stretched_rounds_ >= kStretchedRoundsMax) return false;
+  if (bdp_bytes() >= params_.initial_cwnd_bytes) return false;
+  const double own_rtt_s = static_cast<double>(cwnd_) / bw;
+  if (to_seconds(*srtt_) <= kStretchedRttGain * own_rtt_s) return false;
+  ++stretched_rounds_;
+  return true;
 }
 
 }  // namespace egw::congestion

@@ -5,7 +5,8 @@
 // uplink's queue behind the upload (40-50 ms, the branch's queue target of
 // 4 packets at 1 Mbit/s); a window of bw x min_rtt + target left the hub
 // window-limited at ~55 % of the downlink. Deterministic (seeded); well
-// under a second of CPU.
+// under a second of CPU. EGW_TRACE=1 traces both laws every 250 ms
+// (EGW_TRACE_STEP_MS=25 for finer steps).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -90,7 +91,9 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
     }
   });
   if (std::getenv("EGW_TRACE")) {
-    for (Duration t = ms(250); t < ms(20'000); t += ms(250)) {
+    const char* step_env = std::getenv("EGW_TRACE_STEP_MS");
+    const Duration step = ms(step_env ? std::atoi(step_env) : 250);
+    for (Duration t = step; t < ms(20'000); t += step) {
       s.run_until(instant_at(t));
       trace(s, pair, t);
     }
@@ -113,20 +116,26 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
   return r;
 }
 
-// Without the allowance (main's window, the default): download 48-56 %.
-// With it: 85-90 %, the upload >= 85 %, but the downlink keeps 80-105 ms
-// of our queue at p99 (main: 6-9 ms): the bw filter reads 10-20 % above
-// the link from ACK-compressed samples (UP's probe "finds room"), and the
-// wider window no longer bounds that queue. Hence off by default; the
-// bound below catches a queue that fills the buffer (300 ms).
+// Without the allowance (the default): download 54-64 %. With it: 75-90 %,
+// the upload >= 85 %; the downlink keeps up to ~100 ms of our queue at p99
+// (off: 9-12 ms): the bw filter reads above the link from ACK-compressed
+// samples, and the wider window no longer bounds that queue. Hence off by
+// default; the bound below catches a queue that fills the buffer (300 ms).
+// Since the upload joins at full speed (congestion/join.cc: the timer on the
+// measured SRTT), its startup queue on the uplink (150-170 ms) sits in the
+// download's ACK path during the download's startup: without startup's
+// stretched-RTT rule (model_law_ack_path.cc) startup ended on that plateau
+// at 1.4 of 4 Mbit/s and the download stayed at 29-33 % off, 36-43 % on.
 TEST(ScenarioAsymmetricAckPath, DownloadWindowCoversTheUplinksQueue) {
   const std::vector<std::pair<double, std::uint64_t>> runs{{0.0, 5}, {0.002, 5}, {0.002, 6}, {0.002, 7}};
   for (const auto& [loss, seed] : runs) {
     const AsymResult off = run_asym(loss, seed, false);
     const AsymResult on = run_asym(loss, seed, true);
     EXPECT_EQ(off.hub_ack_path, Duration{0});
-    EXPECT_LE(off.down, 0.6) << "loss " << loss << " seed " << seed;  // the problem, as on main
-    EXPECT_GE(on.down, off.down + 0.25) << "loss " << loss << " seed " << seed;
+    EXPECT_GE(off.down, 0.45) << "loss " << loss << " seed " << seed;  // startup past the upload's queue
+    EXPECT_GE(off.up, 0.85) << "loss " << loss << " seed " << seed;
+    EXPECT_GE(on.down, 0.7) << "loss " << loss << " seed " << seed;
+    EXPECT_GE(on.down, off.down + 0.1) << "loss " << loss << " seed " << seed;
     EXPECT_GE(on.up, 0.85) << "loss " << loss << " seed " << seed;  // the upload keeps its link
     EXPECT_LE(on.down_queue_p99_ms, 120.0) << "loss " << loss << " seed " << seed;
   }
