@@ -96,7 +96,8 @@ ByteCount ModelLaw::window_bdp_bytes() const {
 // 4 Mbit/s; with the upload's standing queue after it (40-60 ms) no UP
 // recovered (download 29-33 %). Such a round does not count towards the
 // plateau, for at most kStretchedRoundsMax rounds, and only while the
-// window is still startup's floor of 2 x IW (bdp below IW): a competitor's
+// model's BDP is below the initial window (the window is then what the
+// first IW of deliveries gave it, ~2 x IW): a competitor's
 // growing queue in the forward path looks the same, and a model that joins
 // a CUBIC flow's full buffer and stays in startup took 0.22-0.29x its share
 // instead of 0.82x (ScenarioModelLawCompete). Loss still ends startup.
