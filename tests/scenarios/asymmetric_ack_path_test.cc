@@ -68,13 +68,9 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
     c.ensemble.ack_path_window = ack_path_window;
   };
   const std::size_t pair = s.add_pair(pair_config);
-  sim::BulkConfig down;
-  down.bytes = 64 << 20;
-  auto& download = s.add_bulk(pair, down, instant_at(ms(10)));
-  sim::BulkConfig up = down;
-  up.direction = sim::BulkConfig::Direction::client_to_server;
-  up.port = 5002;
-  auto& upload = s.add_bulk(pair, up, instant_at(ms(10)));
+  const auto bulk = s.add_bulk_both_ways(pair, 64 << 20, instant_at(ms(10)));
+  sim::BulkTransfer& download = bulk.download;
+  sim::BulkTransfer& upload = bulk.upload;
   const Instant from = instant_at(ms(4'000));
   const Instant to = instant_at(ms(20'000));
   const double wire_bits = static_cast<double>((path.packet_bytes + path.overhead_bytes) * 8);

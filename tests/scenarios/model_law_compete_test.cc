@@ -72,13 +72,9 @@ TEST(ScenarioModelLawCompete, OwnQueueOnAnAsymmetricLossyLineIsNoCompetitor) {
     c.connection_receive_window_bytes = 16 << 20;
   };
   const std::size_t pair = s.add_pair(pair_config);
-  sim::BulkConfig down;
-  down.bytes = 64 << 20;
-  auto& download = s.add_bulk(pair, down, instant_at(ms(10)));
-  sim::BulkConfig up = down;
-  up.direction = sim::BulkConfig::Direction::client_to_server;
-  up.port = 5002;
-  auto& upload = s.add_bulk(pair, up, instant_at(ms(10)));
+  const auto bulk = s.add_bulk_both_ways(pair, 64 << 20, instant_at(ms(10)));
+  sim::BulkTransfer& download = bulk.download;
+  sim::BulkTransfer& upload = bulk.upload;
   int hub_competitive = 0;
   int branch_competitive = 0;
   const Duration to = ms(20'000);

@@ -47,13 +47,9 @@ Shares run(bool grow_windows, congestion::WindowLawKind law) {
   pair_config.law = law;
   pair_config.customize = [&](tunnel::ConnectionConfig& c) { gateway_buffers(c, grow_windows); };
   const std::size_t pair = s.add_pair(pair_config);
-  BulkConfig down;
-  down.bytes = 64 << 20;
-  auto& download = s.add_bulk(pair, down, instant_at(ms(10)));
-  BulkConfig up = down;
-  up.direction = BulkConfig::Direction::client_to_server;
-  up.port = 5002;
-  auto& upload = s.add_bulk(pair, up, instant_at(ms(10)));
+  const auto bulk = s.add_bulk_both_ways(pair, 64 << 20, instant_at(ms(10)));
+  BulkTransfer& download = bulk.download;
+  BulkTransfer& upload = bulk.upload;
   const Duration from = ms(10'000);
   const Duration to = ms(30'000);
   if (std::getenv("EGW_TRACE")) {

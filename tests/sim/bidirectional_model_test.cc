@@ -34,13 +34,9 @@ TEST(BidirectionalModel, UploadBesideADownloadFindsTheLink) {
   pair_config.law = congestion::WindowLawKind::model;
   pair_config.customize = [](tunnel::ConnectionConfig& c) { gateway_buffers(c, /*grow=*/true); };
   const std::size_t pair = s.add_pair(pair_config);
-  BulkConfig down;
-  down.bytes = 256 << 20;
-  auto& download = s.add_bulk(pair, down, instant_at(ms(10)));
-  BulkConfig up = down;
-  up.direction = BulkConfig::Direction::client_to_server;
-  up.port = 5002;
-  auto& upload = s.add_bulk(pair, up, instant_at(ms(10)));
+  const auto bulk = s.add_bulk_both_ways(pair, 256 << 20, instant_at(ms(10)));
+  BulkTransfer& download = bulk.download;
+  BulkTransfer& upload = bulk.upload;
   const Duration from = ms(8'000);
   const Duration to = ms(14'000);
   for (Duration t = ms(1000); std::getenv("EGW_TRACE") && t <= to; t += ms(1000)) {

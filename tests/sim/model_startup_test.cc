@@ -48,13 +48,9 @@ Shares both_ways(double loss, std::size_t queue_packets, std::uint64_t seed) {
   pair_config.law = congestion::WindowLawKind::model;
   pair_config.customize = [](tunnel::ConnectionConfig& c) { gateway_buffers(c, /*grow=*/true); };
   const std::size_t pair = s.add_pair(pair_config);
-  BulkConfig down;
-  down.bytes = 256 << 20;
-  auto& download = s.add_bulk(pair, down, instant_at(ms(10)));
-  BulkConfig up = down;
-  up.direction = BulkConfig::Direction::client_to_server;
-  up.port = 5002;
-  auto& upload = s.add_bulk(pair, up, instant_at(ms(10)));
+  const auto bulk = s.add_bulk_both_ways(pair, 256 << 20, instant_at(ms(10)));
+  BulkTransfer& download = bulk.download;
+  BulkTransfer& upload = bulk.upload;
   const Duration from = ms(2'000);
   const Duration to = ms(7'000);
   const Duration step = ms(std::getenv("EGW_STEP") ? std::atoi(std::getenv("EGW_STEP")) : 100);

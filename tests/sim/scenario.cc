@@ -112,6 +112,16 @@ BulkTransfer& Scenario::add_bulk(std::size_t pair, const BulkConfig& config, Ins
   return *bulks_.back();
 }
 
+Scenario::BulkBothWays Scenario::add_bulk_both_ways(std::size_t pair, ByteCount bytes, Instant start) {
+  BulkConfig down;
+  down.bytes = bytes;
+  BulkConfig up = down;
+  up.direction = BulkConfig::Direction::client_to_server;
+  up.port = 5002;
+  BulkTransfer& download = add_bulk(pair, down, start);
+  return {download, add_bulk(pair, up, start)};
+}
+
 WebClient& Scenario::add_web(std::size_t pair, Page page, const WebClientConfig& config, Instant start) {
   Pair& p = pair_at(pair);
   auto& server = p.web_servers[config.port];

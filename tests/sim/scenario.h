@@ -101,6 +101,13 @@ class Scenario {
   void remove_pair(std::size_t pair);
 
   BulkTransfer& add_bulk(std::size_t pair, const BulkConfig& config, Instant start);
+  // A download and an upload of `bytes` each from `start` (the upload on
+  // port 5002): the link loaded both ways.
+  struct BulkBothWays {
+    BulkTransfer& download;
+    BulkTransfer& upload;
+  };
+  BulkBothWays add_bulk_both_ways(std::size_t pair, ByteCount bytes, Instant start);
   // Starts a page fetch; a WebServer on the pair's server host is created on first use.
   WebClient& add_web(std::size_t pair, Page page, const WebClientConfig& config, Instant start);
 
