@@ -72,6 +72,21 @@ TEST(Session, HandshakeCompletesAndCarriesData) {
   EXPECT_EQ(pair.hub->stats().initiations_processed, 1u);
 }
 
+// Starts `c`'s first busy period (a stream and 60 bytes, before any RTT
+// sample) and checks that its ensemble starts from the handshake's round
+// trip (2 x the pair's one-way delay) instead of RFC 9002's 333 ms.
+void expect_first_busy_period_on_handshake_rtt(SessionPair& pair, Connection* c) {
+  ASSERT_NE(c, nullptr);
+  const auto id = c->open_stream(Destination{}, ContentClass::html, pair.now);
+  ASSERT_TRUE(id);
+  const std::array<std::byte, 60> message{};
+  ASSERT_EQ(c->stream_write(*id, message, pair.now), message.size());
+  const auto st = c->stats().ensemble;
+  EXPECT_EQ(st.min_rtt, Duration{0});  // no sample: srtt is the initial RTT
+  EXPECT_GE(st.srtt, 2 * pair.delay);
+  EXPECT_LE(st.srtt, 2 * pair.delay + ms(5));
+}
+
 // The branch's first busy period times its probe from the handshake's round
 // trip (20 ms here), not from RFC 9002's 333 ms before any sample: a lost
 // first request then costs ~3 x 20 ms + max_ack_delay, not a second.
@@ -80,15 +95,7 @@ TEST(Session, TheHandshakeRttSeedsTheBranchsFirstEnsemble) {
   pair.start();
   pair.branch_session().connect(pair.now);
   pair.run_for(ms(200));
-  Connection* c = pair.branch_session().connection();
-  ASSERT_NE(c, nullptr);
-  const auto id = c->open_stream(Destination{}, ContentClass::html, pair.now);
-  ASSERT_TRUE(id);
-  const std::array<std::byte, 60> request{};
-  ASSERT_EQ(c->stream_write(*id, request, pair.now), request.size());
-  const Duration srtt = c->stats().ensemble.srtt;  // no sample yet: the initial RTT
-  EXPECT_GE(srtt, 2 * pair.delay);
-  EXPECT_LE(srtt, 2 * pair.delay + ms(5));
+  expect_first_busy_period_on_handshake_rtt(pair, pair.branch_session().connection());
 }
 
 // The hub's side: its response's round trip to the branch's first datagram
@@ -104,16 +111,7 @@ TEST(Session, TheHandshakeRttSeedsTheHubsFirstEnsemble) {
   // ack-eliciting itself (its ensemble has no sample yet).
   for (int i = 0; i < 200 && transfer.read < 100; ++i) pair.run_for(ms(1), [&] { transfer.step(); });
   ASSERT_EQ(transfer.read, 100u);
-  Connection* h = pair.hub_session().connection();
-  ASSERT_NE(h, nullptr);
-  const auto id = h->open_stream(Destination{}, ContentClass::html, pair.now);
-  ASSERT_TRUE(id);
-  const std::array<std::byte, 60> response{};
-  ASSERT_EQ(h->stream_write(*id, response, pair.now), response.size());
-  const auto st = h->stats().ensemble;
-  EXPECT_EQ(st.min_rtt, Duration{0});  // no sample: srtt is the initial RTT
-  EXPECT_GE(st.srtt, 2 * pair.delay);
-  EXPECT_LE(st.srtt, 2 * pair.delay + ms(5));
+  expect_first_busy_period_on_handshake_rtt(pair, pair.hub_session().connection());
 }
 
 TEST(Session, TransportParametersTravelInTheHandshake) {
