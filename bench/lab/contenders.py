@@ -60,6 +60,9 @@ EGW_VARIANTS = {
     # gateway as a UDP flow of class realtime ({udp}: the branch's or the hub's
     # `udp:` section, Gateway.extra).
     "egw-call": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n{udp}",
+    # The same call with the gateway's defaults (no max_rate): issue 21's
+    # "current defaults" row.
+    "egw-call-defaults": "{udp}",
     # Issue 20, the asymmetric link: the same with ACK decimation (off by
     # default), each beside its variant above.
     "egw-dec": "ensemble:\n  ack_decimation: true\n",
@@ -89,6 +92,7 @@ LABELS = {
     "egw-model": "ensemble-gw, model law", "egw-model-rate": "ensemble-gw, model law + max_rate 95 %",
     "egw-nopace": "ensemble-gw, no pacing", "egw-rate": "ensemble-gw, max_rate 95 %",
     "egw-call": "ensemble-gw, model law + max_rate, probe as a realtime UDP flow",
+    "egw-call-defaults": "ensemble-gw (defaults), probe as a realtime UDP flow",
     "egw-dec": "ensemble-gw, ACK decimation", "egw-model-rate-dec": "ensemble-gw, model law + max_rate, ACK decimation",
     "egw-call-dec": "ensemble-gw, model law + max_rate + realtime probe, ACK decimation",
 }
