@@ -152,6 +152,12 @@ Duration CongestionDomain::resume_interval() const {
 }
 
 SendGate CongestionDomain::gate(Instant now, bool beyond_window) const {
+  return gate_for(now, beyond_window, mss());
+}
+
+SendGate CongestionDomain::realtime_gate(Instant now) const { return gate_for(now, false, 0); }
+
+SendGate CongestionDomain::gate_for(Instant now, bool beyond_window, ByteCount paced_bytes) const {
   SendGate g;
   const ByteCount flight = sent_.bytes_in_flight();
   // A domain about to restart after idle is judged by the window it restarts with.
@@ -168,11 +174,12 @@ SendGate CongestionDomain::gate(Instant now, bool beyond_window) const {
   // its own pacing (immediate: none, the bursty baseline; paced: EFCM's).
   if (const double rate = pacing_rate_bytes_per_s();
       rate > 0 && !sent_.empty() && !beyond_window) {
-    g.hold(rate_pacer_.next_release(now, rate, mss(), mss()), now);
+    g.hold(rate_pacer_.next_release(now, rate, paced_bytes, mss()), now);
   }
   if (const double cap = cap_bytes_per_s(); cap > 0 && !sent_.empty() && !beyond_window) {
     const ByteCount wire = mss() + kIpUdpHeaderBytes;
-    g.hold(cap_pacer_.next_release(now, cap, wire, wire), now);
+    const ByteCount paced_wire = paced_bytes > 0 ? paced_bytes + kIpUdpHeaderBytes : 0;
+    g.hold(cap_pacer_.next_release(now, cap, paced_wire, wire), now);
   }
   return g;
 }

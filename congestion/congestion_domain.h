@@ -170,6 +170,12 @@ class CongestionDomain {
   // May a full-size packet leave now? `beyond_window`: the owner allows one
   // whatever the window says (a join's allowance).
   SendGate gate(Instant now, bool beyond_window = false) const;
+  // May a realtime datagram leave now? As gate(), but the pacers wait only
+  // until they are out of debt, not until a full packet's budget is back: a
+  // call's datagram does not wait for the pacer's next slot behind bulk; it
+  // leaves now and the buckets go into debt for it (RatePacer::on_sent),
+  // which the next bulk packet pays. The rate over time is unchanged.
+  SendGate realtime_gate(Instant now) const;
   // An ack-eliciting packet left. Returns whether it is part of an
   // unvalidated resumed window (the driver marks it DSCP LE). The domain
   // fills the packet's delivery snapshot itself.
@@ -227,6 +233,8 @@ class CongestionDomain {
   const DomainCounters& counters() const { return counters_; }
 
  private:
+  // gate() with the pacers waiting for `paced_bytes` of budget.
+  SendGate gate_for(Instant now, bool beyond_window, ByteCount paced_bytes) const;
   ByteCount mss() const { return config_.max_datagram_bytes; }
   WindowLawParams law_params() const;
   bool cwnd_limited(ByteCount prior_flight) const;

@@ -79,6 +79,11 @@ struct Ensemble::Impl final : DomainListener {
     return gate(domain_for(id), coupled() ? join_of(id) : nullptr, now);
   }
   std::optional<MemberId> pick_joiner(Instant now) const;
+  // A call's datagram that pick() puts first does not wait for the pacers'
+  // slot behind bulk (CongestionDomain::realtime_gate); coupled modes only.
+  bool realtime_may_jump(Instant now) const {
+    return coupled() && scheduler.realtime_first() && shared->realtime_gate(now).open();
+  }
   void track_sent(const SentPacket& packet);
 
   // DomainListener: what the domains tell the ensemble.
@@ -342,7 +347,7 @@ void Ensemble::Impl::track_sent(const SentPacket& packet) {
     update_active(packet.member, member->second);
   }
   joins.on_sent(packet.member, packet.bytes, domain_for(packet.member), packet.sent_time);
-  scheduler.on_sent(packet.member);  // unknown ids (control) are ignored
+  scheduler.on_sent(packet.member, packet.bytes);  // unknown ids (control) are ignored
 }
 
 // --- public API ------------------------------------------------------------
@@ -424,7 +429,12 @@ bool Ensemble::backlogged(MemberId id) const {
   return it != impl_->members.end() && it->second.backlogged;
 }
 
-bool Ensemble::can_send(MemberId id, Instant now) const { return impl_->gate(id, now).open(); }
+bool Ensemble::can_send(MemberId id, Instant now) const {
+  const Impl& m = *impl_;
+  if (m.gate(id, now).open()) return true;
+  const auto it = m.members.find(id);
+  return it != m.members.end() && it->second.cls == ContentClass::realtime && m.realtime_may_jump(now);
+}
 
 std::optional<MemberId> Ensemble::pick_sender(Instant now) {
   const Impl& m = *impl_;
@@ -437,7 +447,9 @@ std::optional<MemberId> Ensemble::pick_sender(Instant now) {
     if (auto joiner = m.pick_joiner(now)) return joiner;
   }
   // Everyone else shares one gate; clocked joiners send only what is released.
-  if (!m.gate(*m.shared, nullptr, now).open()) return std::nullopt;
+  if (!m.gate(*m.shared, nullptr, now).open()) {
+    return m.realtime_may_jump(now) ? m.scheduler.pick() : std::nullopt;
+  }
   if (!m.joins.clocked_running()) return m.scheduler.pick();
   return m.scheduler.pick([&](MemberId id) {
     const JoinState* j = m.join_of(id);
@@ -516,6 +528,7 @@ std::optional<Instant> Ensemble::next_pacing_release(Instant now) const {
     }
   };
   consider(m.gate(*m.shared, nullptr, now));  // every coupled member, and control
+  if (m.coupled() && m.scheduler.realtime_first()) consider(m.shared->realtime_gate(now));
   for (const auto& [id, j] : m.joins.all()) {
     if (m.members.at(id).backlogged) consider(m.gate(id, now));
   }

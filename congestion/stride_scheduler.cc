@@ -354,12 +354,13 @@ bool StrideScheduler::realtime_ready() const {
   return separate(kRealtimeGroup) && !groups_[kRealtimeGroup].ready.slots.empty();
 }
 
+bool StrideScheduler::realtime_first() const {
+  return realtime_ready() && (classes_.slots.empty() || realtime_below_cap());
+}
+
 std::optional<MemberId> StrideScheduler::pick() const {
-  const bool others = !classes_.slots.empty();
-  if (realtime_ready() && (!others || realtime_below_cap())) {
-    return groups_[kRealtimeGroup].ready.slots.front().id;
-  }
-  if (others) return classes_.slots.front().id;  // the top class's top member
+  if (realtime_first()) return groups_[kRealtimeGroup].ready.slots.front().id;
+  if (!classes_.slots.empty()) return classes_.slots.front().id;  // the top class's top member
   return std::nullopt;
 }
 
@@ -405,18 +406,19 @@ std::optional<MemberId> StrideScheduler::pick(
   return found;
 }
 
-void StrideScheduler::on_sent(MemberId id) { charge(id, true); }
+void StrideScheduler::on_sent(MemberId id, ByteCount bytes) { charge(id, true, bytes); }
 
-void StrideScheduler::on_sent_unscheduled(MemberId id) { charge(id, false); }
+void StrideScheduler::on_sent_unscheduled(MemberId id, ByteCount bytes) { charge(id, false, bytes); }
 
-void StrideScheduler::charge_realtime_share(const Member& m) {
+void StrideScheduler::charge_realtime_share(const Member& m, ByteCount bytes) {
   if (!has_realtime_precedence(config_.policy)) return;
   const bool realtime = m.group == kRealtimeGroup;
   // A realtime packet sent while nobody else waits takes nothing from anyone.
   if (realtime && classes_.slots.empty()) return;
-  constexpr std::int64_t kBound = 100 * kRealtimeBurstPackets;
-  realtime_credit_ += config_.realtime_cap_percent;
-  if (realtime) realtime_credit_ -= 100;
+  constexpr std::int64_t kBound = 100 * kRealtimeBurstPackets * static_cast<std::int64_t>(kFullPacketBytes);
+  const auto b = static_cast<std::int64_t>(bytes);
+  realtime_credit_ += config_.realtime_cap_percent * b;
+  if (realtime) realtime_credit_ -= 100 * b;
   realtime_credit_ = std::clamp(realtime_credit_, -kBound, kBound);
 }
 
@@ -451,11 +453,11 @@ void StrideScheduler::charge_render_blocking_share(const Member& m) {
   }
 }
 
-void StrideScheduler::charge(MemberId id, bool in_turn) {
+void StrideScheduler::charge(MemberId id, bool in_turn, ByteCount bytes) {
   std::uint32_t index = 0;
   Member* m = find(id, &index);
   if (!m) return;
-  charge_realtime_share(*m);
+  charge_realtime_share(*m, bytes);
   charge_render_blocking_share(*m);
   Group& g = groups_[m->group];
   const std::uint64_t member_start = std::max(m->pass, g.virtual_pass);

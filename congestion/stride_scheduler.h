@@ -62,16 +62,19 @@
 //
 // Realtime (issue 21). Under the content and preempt policies the realtime
 // class (calls) is kept out of the classes' turns: its members go strictly
-// first while realtime's share of the packets sent stays within
+// first while realtime's share of the bytes sent stays within
 // realtime_cap_percent; past it they wait while anyone else is ready, so
-// nothing starves. The share is a deficit counter, O(1) per packet, in
-// hundredths of a packet: every packet sent earns realtime cap_percent,
-// every realtime packet costs 100, and realtime may go first while the
-// counter is >= 0 (its share so far within the cap). Realtime packets sent
-// while nobody else is ready are not counted (a call alone owes nothing).
-// The counter is clamped to +-kRealtimeBurstPackets packets, so after idling
-// a call gets at most a short burst ahead (16 / (1 - cap) packets). Calls
-// share realtime's turns evenly, on the class's own member clock.
+// nothing starves. Bytes, not packets: a call's 200-byte datagrams beside
+// full packets on a 1 Mbit/s uplink are a third of the packets but a tenth
+// of the link, and a cap on packets held them back (the WAN lab's +46 ms).
+// The share is a deficit counter, O(1) per packet, in hundredths of a byte:
+// every byte sent earns realtime cap_percent, every realtime byte costs
+// 100, and realtime may go first while the counter is >= 0 (its share so
+// far within the cap). Realtime packets sent while nobody else is ready are
+// not counted (a call alone owes nothing). The counter is clamped to
+// +-kRealtimeBurstPackets full-size packets' bytes, so after idling a call
+// gets at most a short burst ahead (16 / (1 - cap) full packets' worth).
+// Calls share realtime's turns evenly, on the class's own member clock.
 //
 // Render-blocking first (issue 21 item 4). A page cannot render before its
 // HTML, stylesheets and scripts (classes html and script) have arrived,
@@ -164,12 +167,15 @@ class StrideScheduler {
   // stopping at the first accepted one: the cost is the number of members
   // rejected before it. Does not advance anything.
   std::optional<MemberId> pick(const std::function<bool(MemberId)>& eligible) const;
-  // Charge `id` for one packet it sent (chosen by pick()). Unknown ids (such
-  // as the ensemble's control pseudo-member) are ignored.
-  void on_sent(MemberId id);
+  // The size a packet is counted at when the caller does not give one.
+  static constexpr ByteCount kFullPacketBytes = 1500;
+  // Charge `id` for one packet of `bytes` it sent (chosen by pick()). Unknown
+  // ids (such as the ensemble's control pseudo-member) are ignored. Turns
+  // are by packets; realtime's cap is on bytes.
+  void on_sent(MemberId id, ByteCount bytes = kFullPacketBytes);
   // Charge `id` for a packet it sent out of turn (not chosen by pick(), e.g. a
   // retransmission): it pays its strides, nobody else's position changes.
-  void on_sent_unscheduled(MemberId id);
+  void on_sent_unscheduled(MemberId id, ByteCount bytes = kFullPacketBytes);
 
   // Tickets of `id` under the policy (0 when unknown): its class's tickets
   // under content and preempt (the preempt class reports its content
@@ -189,6 +195,9 @@ class StrideScheduler {
   bool realtime_below_cap() const;
   // Whether a realtime member is ready (under content and preempt); O(1).
   bool realtime_ready() const;
+  // Whether pick() gives a realtime member (ready, and below its cap or
+  // alone); O(1).
+  bool realtime_first() const;
   std::size_t size() const;
   bool contains(MemberId id) const;
 
@@ -259,11 +268,11 @@ class StrideScheduler {
   bool render_blocking_others_wait() const;
   // Realtime is outside the classes' turns (content, preempt): its own rules.
   bool separate(std::size_t group) const;
-  void charge_realtime_share(const Member& m);
+  void charge_realtime_share(const Member& m, ByteCount bytes);
   // `pass` ahead of `clock`, re-expressed from old_tickets to new_tickets.
   static std::uint64_t rescaled_ahead(std::uint64_t pass, std::uint64_t clock,
                                       std::uint32_t old_tickets, std::uint32_t new_tickets);
-  void charge(MemberId id, bool in_turn);
+  void charge(MemberId id, bool in_turn, ByteCount bytes);
 
   Member* find(MemberId id, std::uint32_t* index = nullptr);
   const Member* find(MemberId id) const;
@@ -293,8 +302,8 @@ class StrideScheduler {
   std::size_t ready_members_ = 0;
   std::uint64_t total_tickets_ = 0;
   std::uint64_t ready_tickets_ = 0;
-  // Realtime's and the render-blocking classes' deficit counters, in
-  // hundredths of a packet.
+  // Realtime's deficit counter in hundredths of a byte, the render-blocking
+  // classes' in hundredths of a packet.
   std::int64_t realtime_credit_ = 0;
   std::int64_t render_blocking_credit_ = 0;
 };

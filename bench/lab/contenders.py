@@ -60,6 +60,13 @@ EGW_VARIANTS = {
     # gateway as a UDP flow of class realtime ({udp}: the branch's or the hub's
     # `udp:` section, Gateway.extra).
     "egw-call": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n{udp}",
+    # The same call with the gateway's defaults (no max_rate): issue 21's
+    # "current defaults" row.
+    "egw-call-defaults": "{udp}",
+    # egw-call with 1,200-byte tunnel datagrams (no PMTU probing above): a
+    # full packet's serialisation on a 1 Mbit/s uplink, 9.8 ms instead of 12.
+    "egw-call-1200": "max_datagram_bytes: 1200\nensemble:\n  window_law: model\n"
+                     "  max_rate: {{up: {up}, down: {down}}}\n{udp}",
     # Issue 20, the asymmetric link: the same with ACK decimation (off by
     # default), each beside its variant above.
     "egw-dec": "ensemble:\n  ack_decimation: true\n",
@@ -89,6 +96,8 @@ LABELS = {
     "egw-model": "ensemble-gw, model law", "egw-model-rate": "ensemble-gw, model law + max_rate 95 %",
     "egw-nopace": "ensemble-gw, no pacing", "egw-rate": "ensemble-gw, max_rate 95 %",
     "egw-call": "ensemble-gw, model law + max_rate, probe as a realtime UDP flow",
+    "egw-call-defaults": "ensemble-gw (defaults), probe as a realtime UDP flow",
+    "egw-call-1200": "ensemble-gw, model law + max_rate + realtime probe, 1,200-byte datagrams",
     "egw-dec": "ensemble-gw, ACK decimation", "egw-model-rate-dec": "ensemble-gw, model law + max_rate, ACK decimation",
     "egw-call-dec": "ensemble-gw, model law + max_rate + realtime probe, ACK decimation",
 }

@@ -189,5 +189,41 @@ TEST(EnsemblePacing, MaxRateCountsUnscheduledDatagrams) {
   EXPECT_TRUE(h.ensemble.can_send(1, h.now));
 }
 
+// A call's datagram does not wait for the pacer's next slot behind bulk
+// (the WAN lab's 1 Mbit/s uplink: up to 10 ms per full packet): it leaves at
+// once, the bucket goes into debt for it, and the bulk pays: over time the
+// rate is the cap's. A second datagram waits until the debt is paid, so
+// a flood of them is still paced at the cap.
+TEST(EnsemblePacing, ACallsDatagramGoesPastThePacerAndTheBulkPays) {
+  EnsembleConfig c = testing::test_config();
+  c.scheduler.policy = SchedulingPolicy::content;
+  testing::Harness h(c);
+  constexpr MemberId kBulk = 1, kCall = 2;
+  h.ensemble.add_member(kBulk, ContentClass::bulk, h.now);
+  h.ensemble.add_member(kCall, ContentClass::realtime, h.now);
+  h.ensemble.set_backlogged(kBulk, true, h.now);
+  h.ensemble.set_max_rate_bps(960'000);  // 120 KB/s: 1228 B on the wire per 10.23 ms
+  EXPECT_EQ(h.fill(kBulk), 10);
+  h.now += ms(100);
+  h.ack_range(1, 5);
+  EXPECT_EQ(h.fill(kBulk), 2);  // the bucket is empty: the bulk waits 10 ms
+  ASSERT_FALSE(h.ensemble.can_send(kBulk, h.now));
+  h.ensemble.set_backlogged(kCall, true, h.now);
+  EXPECT_EQ(h.ensemble.pick_sender(h.now), kCall);  // now, not at the next slot
+  EXPECT_TRUE(h.ensemble.can_send(kCall, h.now));
+  h.send(kCall, 250);
+  // In debt: neither the bulk nor the next datagram goes until it is paid.
+  EXPECT_FALSE(h.ensemble.pick_sender(h.now));
+  EXPECT_FALSE(h.ensemble.can_send(kCall, h.now));
+  const auto call_release = h.ensemble.next_pacing_release(h.now);
+  ASSERT_TRUE(call_release);
+  EXPECT_NEAR(to_seconds(*call_release - h.now), 278 / 120e3, 1e-5);
+  // The bulk's next packet waits for the datagram's bytes too.
+  h.ensemble.set_backlogged(kCall, false, h.now);
+  const auto bulk_release = h.ensemble.next_pacing_release(h.now);
+  ASSERT_TRUE(bulk_release);
+  EXPECT_NEAR(to_seconds(*bulk_release - h.now), (278 + 1228) / 120e3, 1e-5);
+}
+
 }  // namespace
 }  // namespace egw::congestion
