@@ -713,8 +713,8 @@ void Connection::Impl::count_busy_period() {
 // E-TCP temporal sharing: when the last stream has gone and nothing is in
 // flight, the ensemble's state goes to the cache and the next busy period
 // starts a new ensemble from it. Not at once, though: an ensemble that
-// carried streams lingers for ensemble_linger() (an RTO, the idle time after
-// which TCP would restart its window anyway, RFC 5681 4.1), so the requests
+// carried streams lingers for ensemble_linger() (about two RTTs, never past
+// the RTO after which TCP restarts its window anyway, RFC 5681 4.1), so the requests
 // a page's HTML triggers, which reach the hub about when the HTML's last ACK
 // does, join the same ensemble with its window and its law's rate estimate
 // instead of a slow start from the cache's window (issue 21 item 4: the
@@ -747,10 +747,14 @@ void Connection::Impl::maybe_retire_ensemble(Instant now) {
   pacing_release.reset();
 }
 
-// RFC 6298's RTO with Linux's 200 ms floor (the idle restart's threshold).
+// Two min RTTs (a page's next requests come about one round trip after its
+// root's last packet), at most the RTO (past it the window would restart
+// anyway), at least 200 ms (the RTO's floor). Not the RTO itself: after a
+// loss the RTT variance can stretch it past 1 s, and a later page would then
+// find an ensemble whose inflated RTT delays its probes (ScenarioHtmlStall).
 Duration Connection::Impl::ensemble_linger(const congestion::EnsembleStats& es) const {
   if (es.srtt <= Duration{0}) return Duration{0};  // nothing measured: nothing worth keeping
-  return std::max(es.srtt + 4 * es.rttvar, Duration{ms(200)});
+  return std::max(std::min(2 * es.min_rtt, es.srtt + 4 * es.rttvar), Duration{ms(200)});
 }
 
 // ---------------------------------------------------------------- public API
