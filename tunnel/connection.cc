@@ -714,12 +714,13 @@ void Connection::Impl::count_busy_period() {
 // flight, the ensemble's state goes to the cache and the next busy period
 // starts a new ensemble from it. Not at once, though: an ensemble that
 // carried streams lingers for ensemble_linger() (about two RTTs, never past
-// the RTO after which TCP restarts its window anyway, RFC 5681 4.1), so the requests
-// a page's HTML triggers, which reach the hub about when the HTML's last ACK
-// does, join the same ensemble with its window and its law's rate estimate
-// instead of a slow start from the cache's window (issue 21 item 4: the
-// model law restarted its startup at ~2.8 IW / RTT and the render-blocking
-// CSS+JS took 1.55x of their bound; ScenarioModernPage).
+// the RTO after which TCP restarts its window anyway, RFC 5681 4.1), so the
+// requests a page's HTML triggers, which reach the hub about when the HTML's
+// last ACK does, join the same ensemble with its window and its law's rate
+// estimate instead of a slow start from the cache's window (issue 21 item 4:
+// the model law restarted its startup at ~2.8 IW / RTT and the
+// render-blocking CSS+JS took 1.53x of their bound in the WAN lab;
+// ScenarioModernPage).
 void Connection::Impl::maybe_retire_ensemble(Instant now) {
   // A pending MAX_DATA does not keep it alive: credit only matters to
   // streams, and it goes out with the next busy period's first packet.
