@@ -682,6 +682,7 @@ void Connection::Impl::close_with_error(std::uint64_t code, std::string reason) 
 }
 
 void Connection::Impl::ensure_ensemble(Instant now) {
+  ensemble_retire_at.reset();  // a stream or flow is coming: the busy period goes on
   if (ensemble) return;
   std::optional<congestion::PathState> resume;
   if (cache) resume = cache->lookup(config.cache_key, now);
@@ -711,16 +712,30 @@ void Connection::Impl::count_busy_period() {
 
 // E-TCP temporal sharing: when the last stream has gone and nothing is in
 // flight, the ensemble's state goes to the cache and the next busy period
-// starts a new ensemble from it.
+// starts a new ensemble from it. Not at once, though: an ensemble that
+// carried streams lingers for ensemble_linger() (about two RTTs, never past
+// the RTO after which TCP restarts its window anyway, RFC 5681 4.1), so the
+// requests a page's HTML triggers, which reach the hub about when the HTML's
+// last ACK does, join the same ensemble with its window and its law's rate
+// estimate instead of a slow start from the cache's window (issue 21 item 4:
+// the model law restarted its startup at ~2.8 IW / RTT and the
+// render-blocking CSS+JS took 1.53x of their bound in the WAN lab;
+// ScenarioModernPage).
 void Connection::Impl::maybe_retire_ensemble(Instant now) {
   // A pending MAX_DATA does not keep it alive: credit only matters to
   // streams, and it goes out with the next busy period's first packet.
   if (!ensemble || !streams.empty() || !flows.empty() || !pending_resets.empty() ||
       !pending_flow_closes.empty() || ping_pending || max_streams_pending) {
+    ensemble_retire_at.reset();
     return;
   }
   const congestion::EnsembleStats es = ensemble->stats();
   if (es.bytes_in_flight > 0) return;
+  if (ensemble_carried_streams) {
+    if (!ensemble_retire_at) ensemble_retire_at = now + ensemble_linger(es);
+    if (now < *ensemble_retire_at) return;
+  }
+  ensemble_retire_at.reset();
   if (cache && ensemble_carried_streams) cache->learn(config.cache_key, ensemble->observe(now), now);
   last_ensemble_stats = es;
   retired_packets_lost += es.packets_lost;
@@ -731,6 +746,16 @@ void Connection::Impl::maybe_retire_ensemble(Instant now) {
   ensemble.reset();
   history.reset(next_packet_number);  // only packets the retired ensemble no longer tracks
   pacing_release.reset();
+}
+
+// Two min RTTs (a page's next requests come about one round trip after its
+// root's last packet), at most the RTO (past it the window would restart
+// anyway), at least 200 ms (the RTO's floor). Not the RTO itself: after a
+// loss the RTT variance can stretch it past 1 s, and a later page would then
+// find an ensemble whose inflated RTT delays its probes (ScenarioHtmlStall).
+Duration Connection::Impl::ensemble_linger(const congestion::EnsembleStats& es) const {
+  if (es.srtt <= Duration{0}) return Duration{0};  // nothing measured: nothing worth keeping
+  return std::max(std::min(2 * es.min_rtt, es.srtt + 4 * es.rttvar), Duration{ms(200)});
 }
 
 // ---------------------------------------------------------------- public API

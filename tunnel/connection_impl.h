@@ -190,6 +190,7 @@ struct Connection::Impl {
   void ensure_ensemble(Instant now);
   void count_busy_period();
   void maybe_retire_ensemble(Instant now);
+  Duration ensemble_linger(const congestion::EnsembleStats& es) const;
   bool control_pending() const;
   bool credit_pending() const;
   void mark_control(Stream& s);
@@ -260,6 +261,9 @@ struct Connection::Impl {
   std::unique_ptr<congestion::Ensemble> ensemble;
   bool ensemble_resumed = false;          // it started from the temporal cache
   bool ensemble_carried_streams = false;  // a busy period, not only control frames
+  // When an ensemble that carried streams, now without any, retires
+  // (maybe_retire_ensemble): set when it falls idle, cleared by a new stream.
+  std::optional<Instant> ensemble_retire_at;
   congestion::EnsembleStats last_ensemble_stats;
   // The retired ensembles' counts (ConnectionStats::packets_lost, loss_rounds).
   std::uint64_t retired_packets_lost = 0;

@@ -445,6 +445,7 @@ std::optional<Instant> Connection::Impl::next_timeout() const {
   consider(ack_tracker.ack_deadline());
   if (ensemble) consider(ensemble->next_timeout());
   consider(pacing_release);
+  consider(ensemble_retire_at);
   consider(idle_deadline());
   consider(keepalive_deadline());
   consider(pmtu_probe_due(Instant{}));

@@ -113,7 +113,7 @@ def pages(lab, contenders, link, pages_, concurrency, reps, idle_s, background=0
                 cell = out["results"][c.key].setdefault(name, {"first": [], "repeat": [], "errors": 0})
                 for access, r in zip(("first", "repeat"), runs):
                     cell[access].append({"html_s": r["html_s"], "page_s": r["page_s"],
-                                         "css_js_s": r.get("css_js_s")})
+                                         "css_js_s": r.get("css_js_s"), "objects": r.get("objects")})
                     cell["errors"] += len(r["errors"])
                 b = out["bounds"][name]
                 log(f"    {c.key:12s} {name:8s} rep {rep + 1}: first html {runs[0]['html_s']:.3f} s "

@@ -38,8 +38,13 @@ TEST_P(ScenarioHtmlStall, NoHtmlTakesThreeTimesItsBoundUnderRandomLoss) {
   // Before the probe fixes: 8 of 600, the worst 23.8x. Left: a
   // retransmission lost again at a transfer's end waits for a probe timeout,
   // just over 3x, once or twice in 600 at 5 % loss (NewReno 1, the model 2).
-  EXPECT_LE(r.stalls(), 2u);
-  EXPECT_LT(r.worst_ratio(), 4.0);
+  // Since the ensemble lingers between a page's busy periods (issue 21 item
+  // 4) other loss patterns fall on the requests: NewReno 2, the model 4, the
+  // worst a request lost twice (two probe timeouts, 4.8x). Not more stalls:
+  // over 150 seeds (p.seeds = 150) 61 -> 63 and 63 -> 65 of 3,000, the
+  // worst 8.3x and 8.4x either way, the means equal or lower.
+  EXPECT_LE(r.stalls(), 4u);
+  EXPECT_LT(r.worst_ratio(), 5.0);
   EXPECT_LE(r.mean_ratio(0.05, true), 1.35);
 }
 

@@ -604,7 +604,7 @@ TEST(Connection, StreamAfterIdleResumesFromTemporalCache) {
   ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, 400'000); }));
   pair.hub_app().send(id, {}, true);
   ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id); }));
-  pair.run_for(ms(100));
+  pair.run_for(ms(400));  // it lingers an RTO (>= 200 ms), then retires
   EXPECT_EQ(pair.client().stats().ensembles_started, 1u);
   EXPECT_FALSE(pair.client().stats().ensemble.resumed);
   EXPECT_EQ(cache.size(), 1u);  // the retired ensemble's state
@@ -627,10 +627,43 @@ TEST(Connection, WithoutACacheANewEnsembleStartsCold) {
   pair.client_app().send(id, pattern(10'000, 14), true);
   pair.hub_app().send(id, {}, true);
   ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id); }));
-  pair.run_for(ms(100));
+  pair.run_for(ms(400));  // past the linger
   pair.client().open_stream(destination_at(12, 81), ContentClass::bulk, pair.now());
   EXPECT_EQ(pair.client().stats().ensembles_started, 2u);
   EXPECT_FALSE(pair.client().stats().ensemble.resumed);
+}
+
+// A page's HTML ends, and the requests it triggers reach the hub about when
+// its last ACK does: they join the same ensemble, with its window (and the
+// model law's rate estimate), instead of a new one from the cache's window
+// (issue 21 item 4, ScenarioModernPage.LinksAfterTheHtml). An ensemble idle
+// for longer than its RTO retires as before.
+TEST(Connection, AStreamSoonAfterTheLastJoinsTheSameEnsemble) {
+  congestion::TemporalCache cache;
+  ConnectionPair::Options o = ConnectionPair::default_options();
+  o.client_cache = &cache;
+  ConnectionPair pair(o);
+  auto id = *pair.client().open_stream(destination_at(12, 80), ContentClass::bulk, pair.now());
+  pair.client_app().send(id, pattern(200'000, 16), true);
+  pair.hub_app().send(id, {}, true);
+  ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id); }));
+  ASSERT_TRUE(pair.run_until([&] { return pair.client().stats().ensemble.bytes_in_flight == 0; }));
+  const ConnectionStats idle = pair.client().stats();
+  ASSERT_GT(idle.ensemble.cwnd_bytes, o.client.ensemble.initial_window_packets * 1200u);
+  pair.run_for(ms(20));
+  auto id2 = *pair.client().open_stream(destination_at(12, 81), ContentClass::script, pair.now());
+  EXPECT_EQ(pair.client().stats().ensembles_started, 1u);
+  EXPECT_EQ(pair.client().stats().ensemble.cwnd_bytes, idle.ensemble.cwnd_bytes);
+  EXPECT_EQ(cache.size(), 0u);  // nothing retired, nothing learned
+  pair.client_app().send(id2, pattern(10'000, 17), true);
+  pair.hub_app().send(id2, {}, true);
+  ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id2); }));
+  pair.run_for(ms(400));
+  EXPECT_EQ(pair.client().stats().ensemble.members, 0u);  // retired after its RTO idle
+  EXPECT_EQ(cache.size(), 1u);
+  pair.client().open_stream(destination_at(12, 82), ContentClass::bulk, pair.now());
+  EXPECT_EQ(pair.client().stats().ensembles_started, 2u);
+  EXPECT_TRUE(pair.client().stats().ensemble.resumed);
 }
 
 // The ensemble restarts its counts with each busy period; the connection's
@@ -648,7 +681,7 @@ TEST(Connection, LossCountersSurviveTheEnsembleRetiring) {
     pair.client_app().send(id, pattern(200'000, port), true);
     pair.hub_app().send(id, {}, true);
     ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id); }));
-    pair.run_for(ms(100));  // nothing in flight: the ensemble retires
+    pair.run_for(ms(400));  // nothing in flight: the ensemble retires after its linger
   };
   busy_period(80);
   EXPECT_EQ(pair.client().stats().ensemble.members, 0u);  // retired
