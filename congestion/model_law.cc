@@ -160,6 +160,7 @@ void ModelLaw::update_bw(const RateSample& rs) {
   // little to send says nothing about the path's ceiling.
   if (rs.is_app_limited && rs.delivery_rate_bytes_per_s < bw_bytes_per_s()) return;
   if (ack_compressed(rs)) return;
+  if (!rs.is_app_limited) cycle_busy_ = true;
   bw_hi_[1] = std::max(bw_hi_[1], rs.delivery_rate_bytes_per_s);
 }
 
@@ -348,9 +349,16 @@ void ModelLaw::end_cycle(Instant now) {
     last_near_min_ = now;
   }
   ++cycle_count_;
-  // BBRv3: the max filter spans this cycle and the last one.
-  bw_hi_[0] = bw_hi_[1];
-  bw_hi_[1] = 0;
+  // BBRv3: the max filter spans this cycle and the last one. A cycle whose
+  // every sample was app-limited (idle but for keep-alive PINGs) says
+  // nothing of the path and ages nothing (Linux BBR's filter too only
+  // expires on a new sample): the window stays what the path last carried,
+  // for the domain's restart to resume from (model_law_idle.cc).
+  if (cycle_busy_) {
+    bw_hi_[0] = bw_hi_[1];
+    bw_hi_[1] = 0;
+  }
+  cycle_busy_ = false;
   enter_phase(Phase::up, now);
 }
 

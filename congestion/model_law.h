@@ -128,6 +128,7 @@ class ModelLaw final : public WindowLaw {
   void on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_random_loss_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
+  void on_idle_restart(bool estimate_valid) override;  // model_law_idle.cc
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
   void set_params(const WindowLawParams& params) override;
   void on_rate_sample(const RateSample& sample, Instant now) override;
@@ -198,6 +199,7 @@ class ModelLaw final : public WindowLaw {
   ByteCount inflight_hi_growth_ = 0;           // per UP round, doubles
 
   std::array<double, 2> bw_hi_{};  // max delivery rate: last cycle, this cycle
+  bool cycle_busy_ = false;        // this cycle had a sample that was not app-limited
   std::optional<Duration> min_rtt_;
   Instant min_rtt_stamp_{};
   std::optional<Duration> srtt_;
