@@ -147,6 +147,7 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
     cycle_min_rtt_ = cycle_min_rtt_ ? std::min(*cycle_min_rtt_, *rs.rtt) : *rs.rtt;
   }
   sample_ack_path(rs);
+  sample_down(rs);
   const ByteCount gone = rs.acked_bytes + rs.lost_bytes;
   const ByteCount inflight = rs.prior_in_flight > gone ? rs.prior_in_flight - gone : 0;
   advance_state(inflight, now);
@@ -282,6 +283,7 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
       // rounds for a model that overestimates bw.
       if (competitive_ ? rounds >= 2
                        : ((inflight <= bdp_bytes() && !down_measures_ack_path()) || rounds >= 3)) {
+        check_down_drained(inflight, now);
         enter_phase(Phase::cruise, now);
       }
       break;
@@ -402,6 +404,9 @@ void ModelLaw::enter_phase(Phase phase, Instant now) {
   if (phase == Phase::down) {
     down_rtt_sum_ = Duration{0};  // the ACK path is judged on this DOWN's rounds
     down_rtt_samples_ = 0;
+    down_acked_ = 0;
+    down_start_ = now;
+    down_app_limited_ = false;
     cycle_start_ = now;
     cycle_length_ = next_cycle_length();
     cycle_min_rtt_.reset();

@@ -114,6 +114,9 @@ class ModelLaw final : public WindowLaw {
   static constexpr std::uint32_t kLossWindowRounds = 8;
   static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
   static constexpr std::uint32_t kMinCompetingFlows = 2;
+  // A DOWN that delivered below this share of its pace did not drain: bw is
+  // above the link (model_law_down.cc).
+  static constexpr double kDownShortfall = 0.95;
 
   explicit ModelLaw(const WindowLawParams& params);
 
@@ -139,6 +142,7 @@ class ModelLaw final : public WindowLaw {
   // Diagnostics (tests, metrics).
   State state() const { return state_; }
   std::uint64_t probe_extensions() const { return probe_extensions_; }
+  std::uint64_t bw_corrections() const { return bw_corrections_; }
   Phase phase() const { return phase_; }
   bool competitive() const { return competitive_; }
   double bw_bytes_per_s() const { return std::max(bw_hi_[0], bw_hi_[1]); }
@@ -188,6 +192,8 @@ class ModelLaw final : public WindowLaw {
   bool down_measures_ack_path() const;
   Duration ack_path_threshold() const;
   bool ack_path_stretched();
+  void sample_down(const RateSample& rs);                 // model_law_down.cc
+  void check_down_drained(ByteCount inflight, Instant now);
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
 
@@ -247,6 +253,13 @@ class ModelLaw final : public WindowLaw {
   std::uint64_t down_rtt_samples_ = 0;
   Duration first_rtt_sum_{0};  // DOWN's first round: our queue may still be in it
   std::uint64_t first_rtt_samples_ = 0;
+
+  // DOWN's delivery (model_law_down.cc): what the link carried while our
+  // queue did not drain.
+  ByteCount down_acked_ = 0;
+  Instant down_start_{};
+  bool down_app_limited_ = false;
+  std::uint64_t bw_corrections_ = 0;
 
   // Competitive mode: an embedded CUBIC owns the window.
   bool competitive_ = false;
