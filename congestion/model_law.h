@@ -27,6 +27,8 @@
 //              the queue builds). An UP whose rate grew 10 % (judged until
 //              its packets are acked) probes up again at once: 25 % per
 //              probe, not per cycle, while the path has room.
+//              A DOWN that cannot drain, no one else's queue in the RTT,
+//              corrects an overestimated bw (model_law_down.cc).
 //   probe_rtt  only when no RTT sample came within a tolerance of min_rtt
 //              for 10 s (DOWN drains the queue every cycle, so this is rare):
 //              cwnd 0.5 BDP for 200 ms and a round.
@@ -58,6 +60,12 @@
 // flow it got 0.38x one CUBIC flow in the WAN lab's 15 s run). A standing
 // delay below the threshold is left alone (a window that covered it cost
 // the lossy link's upload ~10 points in the WAN lab).
+//
+// Idle (model_law_idle.cc): a cycle of app-limited samples only (the
+// keep-alive PINGs) ages no rate, so the window stays what the path last
+// carried; the domain's restart after idle (the initial window, or a
+// careful resume within resume.max_idle) sends the law back to startup
+// without its old rate.
 //
 // The ACK path (`ensemble.ack_path_window`, off by default;
 // model_law_ack_path.cc): on the asymmetric line the download's ACKs wait
@@ -114,7 +122,7 @@ class ModelLaw final : public WindowLaw {
   static constexpr std::uint32_t kLossWindowRounds = 8;
   static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
   static constexpr std::uint32_t kMinCompetingFlows = 2;
-  // A DOWN that delivered below this share of its pace did not drain: bw is
+  // A DOWN that did not drain and delivered below this share of bw: bw is
   // above the link (model_law_down.cc).
   static constexpr double kDownShortfall = 0.95;
 

@@ -1,9 +1,10 @@
 // The model law's DOWN as a check of bw (model_law.h, "probe_bw"): DOWN
 // paces at 0.9 bw, so with bw right our queue drains in its first round or
 // two. A DOWN that ends on its round bound with the flight still above the
-// BDP, while the link delivered clearly less than DOWN's own pace, and no
-// one else's queue shows in the RTT, says bw is above the link: the model
-// takes what DOWN delivered.
+// BDP, while the link delivered clearly less than bw, and no one else's
+// queue shows in the RTT (within 1.5 min_rtt; beyond it the competition
+// rule decides), says bw is above the link: the model takes what DOWN
+// delivered.
 #include <algorithm>
 
 #include "congestion/delivery_rate.h"

@@ -1,4 +1,4 @@
-// The model law across an idle period (model_law.h, "Idle"): the model
+// The model law across an idle period (model_law.h, "Idle"): the law
 // keeps its window while the sender has nothing to send, so the domain's
 // restart and careful resume see the window the path last carried (as a
 // loss-based law's cwnd, which nothing moves while idle); a restart goes back
