@@ -5,8 +5,6 @@
 // queue shows in the RTT (within 1.5 min_rtt; beyond it the competition
 // rule decides), says bw is above the link: the model takes what DOWN
 // delivered.
-#include <algorithm>
-
 #include "congestion/delivery_rate.h"
 #include "congestion/model_law.h"
 
