@@ -76,4 +76,3 @@ TEST(ScenarioIdleRestartModel, RestartsFromTheInitialWindowNoSlowerThanNewReno) 
 
 }  // namespace
 }  // namespace egw::scenarios
-
