@@ -132,6 +132,7 @@ void CongestionDomain::restart_after_idle(Instant now) {
   const ByteCount ssthresh = law_->ssthresh_bytes();
   const bool resumable = resume_after_idle_ && config_.resume.enabled &&
                          now - idle_since_ <= config_.resume.max_idle;
+  law_->on_idle_restart(resumable);
   if (!resumable) {
     // RFC 5681 4.1: restart window = min(IW, cwnd); ssthresh remembers.
     law_->set_state(initial_window_bytes_, ssthresh);
@@ -411,6 +412,11 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
                                              out.lost.size() - first_lost);
   law_->on_rate_sample(
       rate_sampler_.on_ack(result.acked, lost_now, prior_flight, now, rtt_.min_rtt()), now);
+  // A law that grows from rate samples (the model's startup) stays at the
+  // jump while a careful resume is unvalidated, as grow() holds the others.
+  if (resume_unvalidated() && law_->cwnd_bytes() > resume_->jump_bytes()) {
+    law_->set_state(resume_->jump_bytes(), kInfiniteSsthresh);
+  }
 
   ByteCount acked_bytes = 0;
   ByteCount growable_bytes = 0;  // acks of packets sent after recovery began

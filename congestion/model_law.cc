@@ -147,6 +147,7 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
     cycle_min_rtt_ = cycle_min_rtt_ ? std::min(*cycle_min_rtt_, *rs.rtt) : *rs.rtt;
   }
   sample_ack_path(rs);
+  sample_down(rs);
   const ByteCount gone = rs.acked_bytes + rs.lost_bytes;
   const ByteCount inflight = rs.prior_in_flight > gone ? rs.prior_in_flight - gone : 0;
   advance_state(inflight, now);
@@ -160,6 +161,7 @@ void ModelLaw::update_bw(const RateSample& rs) {
   // little to send says nothing about the path's ceiling.
   if (rs.is_app_limited && rs.delivery_rate_bytes_per_s < bw_bytes_per_s()) return;
   if (ack_compressed(rs)) return;
+  if (!rs.is_app_limited) cycle_busy_ = true;
   bw_hi_[1] = std::max(bw_hi_[1], rs.delivery_rate_bytes_per_s);
 }
 
@@ -281,6 +283,7 @@ void ModelLaw::advance_probe_bw(ByteCount inflight, Instant now) {
       // rounds for a model that overestimates bw.
       if (competitive_ ? rounds >= 2
                        : ((inflight <= bdp_bytes() && !down_measures_ack_path()) || rounds >= 3)) {
+        check_down_drained(inflight, now);
         enter_phase(Phase::cruise, now);
       }
       break;
@@ -348,9 +351,16 @@ void ModelLaw::end_cycle(Instant now) {
     last_near_min_ = now;
   }
   ++cycle_count_;
-  // BBRv3: the max filter spans this cycle and the last one.
-  bw_hi_[0] = bw_hi_[1];
-  bw_hi_[1] = 0;
+  // BBRv3: the max filter spans this cycle and the last one. A cycle whose
+  // every sample was app-limited (idle but for keep-alive PINGs) says
+  // nothing of the path and ages nothing (Linux BBR's filter too only
+  // expires on a new sample): the window stays what the path last carried,
+  // for the domain's restart to resume from (model_law_idle.cc).
+  if (cycle_busy_) {
+    bw_hi_[0] = bw_hi_[1];
+    bw_hi_[1] = 0;
+  }
+  cycle_busy_ = false;
   enter_phase(Phase::up, now);
 }
 
@@ -394,6 +404,9 @@ void ModelLaw::enter_phase(Phase phase, Instant now) {
   if (phase == Phase::down) {
     down_rtt_sum_ = Duration{0};  // the ACK path is judged on this DOWN's rounds
     down_rtt_samples_ = 0;
+    down_acked_ = 0;
+    down_start_ = now;
+    down_app_limited_ = false;
     cycle_start_ = now;
     cycle_length_ = next_cycle_length();
     cycle_min_rtt_.reset();

@@ -27,6 +27,8 @@
 //              the queue builds). An UP whose rate grew 10 % (judged until
 //              its packets are acked) probes up again at once: 25 % per
 //              probe, not per cycle, while the path has room.
+//              A DOWN that cannot drain, no one else's queue in the RTT,
+//              corrects an overestimated bw (model_law_down.cc).
 //   probe_rtt  only when no RTT sample came within a tolerance of min_rtt
 //              for 10 s (DOWN drains the queue every cycle, so this is rare):
 //              cwnd 0.5 BDP for 200 ms and a round.
@@ -58,6 +60,12 @@
 // flow it got 0.38x one CUBIC flow in the WAN lab's 15 s run). A standing
 // delay below the threshold is left alone (a window that covered it cost
 // the lossy link's upload ~10 points in the WAN lab).
+//
+// Idle (model_law_idle.cc): a cycle of app-limited samples only (the
+// keep-alive PINGs) ages no rate, so the window stays what the path last
+// carried; the domain's restart after idle (the initial window, or a
+// careful resume within resume.max_idle) sends the law back to startup
+// without its old rate.
 //
 // The ACK path (`ensemble.ack_path_window`, off by default;
 // model_law_ack_path.cc): on the asymmetric line the download's ACKs wait
@@ -114,6 +122,9 @@ class ModelLaw final : public WindowLaw {
   static constexpr std::uint32_t kLossWindowRounds = 8;
   static constexpr std::uint32_t kCompetitiveDrainCycles = 4;
   static constexpr std::uint32_t kMinCompetingFlows = 2;
+  // A DOWN that did not drain and delivered below this share of bw: bw is
+  // above the link (model_law_down.cc).
+  static constexpr double kDownShortfall = 0.95;
 
   explicit ModelLaw(const WindowLawParams& params);
 
@@ -128,6 +139,7 @@ class ModelLaw final : public WindowLaw {
   void on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_random_loss_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
+  void on_idle_restart(bool estimate_valid) override;  // model_law_idle.cc
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
   void set_params(const WindowLawParams& params) override;
   void on_rate_sample(const RateSample& sample, Instant now) override;
@@ -138,6 +150,7 @@ class ModelLaw final : public WindowLaw {
   // Diagnostics (tests, metrics).
   State state() const { return state_; }
   std::uint64_t probe_extensions() const { return probe_extensions_; }
+  std::uint64_t bw_corrections() const { return bw_corrections_; }
   Phase phase() const { return phase_; }
   bool competitive() const { return competitive_; }
   double bw_bytes_per_s() const { return std::max(bw_hi_[0], bw_hi_[1]); }
@@ -187,6 +200,8 @@ class ModelLaw final : public WindowLaw {
   bool down_measures_ack_path() const;
   Duration ack_path_threshold() const;
   bool ack_path_stretched();
+  void sample_down(const RateSample& rs);                 // model_law_down.cc
+  void check_down_drained(ByteCount inflight, Instant now);
   void update_cwnd(ByteCount acked_bytes);
   Duration next_cycle_length();
 
@@ -198,6 +213,7 @@ class ModelLaw final : public WindowLaw {
   ByteCount inflight_hi_growth_ = 0;           // per UP round, doubles
 
   std::array<double, 2> bw_hi_{};  // max delivery rate: last cycle, this cycle
+  bool cycle_busy_ = false;        // this cycle had a sample that was not app-limited
   std::optional<Duration> min_rtt_;
   Instant min_rtt_stamp_{};
   std::optional<Duration> srtt_;
@@ -245,6 +261,13 @@ class ModelLaw final : public WindowLaw {
   std::uint64_t down_rtt_samples_ = 0;
   Duration first_rtt_sum_{0};  // DOWN's first round: our queue may still be in it
   std::uint64_t first_rtt_samples_ = 0;
+
+  // DOWN's delivery (model_law_down.cc): what the link carried while our
+  // queue did not drain.
+  ByteCount down_acked_ = 0;
+  Instant down_start_{};
+  bool down_app_limited_ = false;
+  std::uint64_t bw_corrections_ = 0;
 
   // Competitive mode: an embedded CUBIC owns the window.
   bool competitive_ = false;

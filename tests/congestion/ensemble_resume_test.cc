@@ -143,6 +143,28 @@ TEST(EnsembleResume, ValidatedWhenTheJumpIsAckedWithoutLoss) {
   EXPECT_EQ(h.cwnd(), 60000u);  // 48000 + 12000 reaches ssthresh; CA needs 60000 more
 }
 
+// The model law grows its window from rate samples, not through the
+// domain's grow(): held there too while the jump is unvalidated. Its
+// startup grows until the initial window is delivered (Linux BBR); a busy
+// period that began with a request's two packets had not, and the jump's
+// first acks grew the window past it (as after the idle restart of a
+// keep-alive PING, ScenarioIdleRestart).
+TEST(EnsembleResume, AnUnvalidatedJumpHoldsTheModelLawsWindowToo) {
+  EnsembleConfig config = test_config();
+  config.law = WindowLawKind::model;
+  Harness h(config, cached());
+  h.ensemble.add_member(A, ContentClass::bulk, h.now);
+  h.send(A);
+  h.send(A);
+  h.now += ms(100);
+  h.ack_range(1, 2);  // the RTT check passes: the jump
+  ASSERT_EQ(h.cwnd(), 48000u);
+  ASSERT_GT(h.fill_paced(A), 30);
+  h.now += ms(100);
+  h.ack_range(3, 12);
+  EXPECT_EQ(h.cwnd(), 48000u);
+}
+
 TEST(EnsembleResume, LossFallsBackWithoutPenalty) {
   Harness h(test_config(), cached());
   h.ensemble.add_member(A, ContentClass::bulk, h.now);

@@ -220,6 +220,32 @@ TEST(ModelLawTest, AProbeThatFindsRoomProbesAgain) {
   EXPECT_LE(p99(sim.queue_samples()), ms(20));
 }
 
+// bw above the link (here the link drops from 25 to 20 Mbit/s; in the
+// simulator's loss sweep a startup read 24.3 on 20 Mbit/s from compressed
+// acks): DOWN at 0.9 bw cannot drain the queue the wider window keeps, and
+// the model takes what DOWN delivered, not after the max filter's two
+// cycles (4-6 s of ~20 ms standing queue, in the other direction's ACK
+// path).
+TEST(ModelLawTest, ADownThatCannotDrainCorrectsAnOverestimatedBw) {
+  PathConfig path;
+  path.rate_bytes_per_s = 25e6 / 8;
+  PathSim sim(path);
+  sim.add_flow(std::make_unique<ModelLaw>(kParams));
+  sim.run(t0 + ms(4000));
+  const ModelLaw& law = model_of(sim, 0);
+  ASSERT_EQ(law.state(), ModelLaw::State::probe_bw);
+  ASSERT_GE(law.bw_bytes_per_s(), 0.95 * 25e6 / 8);
+  sim.set_rate(20e6 / 8);
+  sim.run(t0 + ms(7500));
+  EXPECT_GE(law.bw_corrections(), 1u);
+  EXPECT_LE(law.bw_bytes_per_s(), 1.1 * 20e6 / 8);
+  EXPECT_FALSE(law.competitive());
+  sim.reset_counters();
+  sim.run(t0 + ms(9500), t0 + ms(7500));
+  EXPECT_GE(sim.utilisation(0, ms(2000)), 0.9);
+  EXPECT_LE(p99(sim.queue_samples()), ms(12));
+}
+
 // A sub-ms path (800 Mbit/s, 0.2 ms: the gateways on one LAN, or the peer
 // gateway's CPU as the bottleneck): the queue target is 2 min RTTs, at
 // least 0.25 ms, not 5 ms (= 25 round trips that a request beside a bulk

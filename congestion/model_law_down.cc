@@ -1,0 +1,45 @@
+// The model law's DOWN as a check of bw (model_law.h, "probe_bw"): DOWN
+// paces at 0.9 bw, so with bw right our queue drains in its first round or
+// two. A DOWN that ends on its round bound with the flight still above the
+// BDP, while the link delivered clearly less than bw, and no one else's
+// queue shows in the RTT (within 1.5 min_rtt; beyond it the competition
+// rule decides), says bw is above the link: the model takes what DOWN
+// delivered.
+#include "congestion/delivery_rate.h"
+#include "congestion/model_law.h"
+
+namespace egw::congestion {
+
+void ModelLaw::sample_down(const RateSample& rs) {
+  if (state_ != State::probe_bw || phase_ != Phase::down || competitive_) return;
+  down_acked_ += rs.acked_bytes;
+  if (rs.is_app_limited) down_app_limited_ = true;
+}
+
+// Traced in the simulator's loss sweep (ModelStartup, 1 %, 600 packets,
+// seed 3): the hub's startup read 24.3 Mbit/s on the 20 Mbit/s link from
+// ACK-compressed samples (the upload's startup queue in its ACK path). Its
+// window, 1.2 BDP + target, then kept ~19 ms of standing queue on the
+// downlink for the max filter's two cycles (4-6 s); DOWN at 0.9 x 24.3 =
+// 21.6 Mbit/s could not drain it. That queue is in the upload's ACK path:
+// the branch, window-limited at min_rtt / srtt = 60 / 80 ms, sent 14 of 20
+// Mbit/s and its UP probes found no room (upload 57 %). BBR's max filter
+// has the same blind spot; the mean over DOWN (not a sample: compressed
+// acks inflate single samples) is what the link gave us.
+void ModelLaw::check_down_drained(ByteCount inflight, Instant now) {
+  // With ack_path_window a DOWN that does not drain is how the ACK path's
+  // delay is measured (model_law_ack_path.cc), not a sign of a wrong bw.
+  if (params_.ack_path_window || competitive_ || down_app_limited_ || inflight <= bdp_bytes() ||
+      !min_rtt_) {
+    return;
+  }
+  if (!cycle_min_rtt_ || *cycle_min_rtt_ > *min_rtt_ + *min_rtt_ / 2) return;  // someone's queue
+  const Duration elapsed = now - down_start_;
+  if (elapsed < *min_rtt_) return;
+  const double delivered = static_cast<double>(down_acked_) / to_seconds(elapsed);
+  if (delivered >= kDownShortfall * bw_bytes_per_s()) return;
+  bw_hi_ = {delivered, delivered};
+  ++bw_corrections_;
+}
+
+}  // namespace egw::congestion
