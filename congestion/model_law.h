@@ -109,7 +109,11 @@ class ModelLaw final : public WindowLaw {
   static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
   static constexpr Duration kQueueTarget = ms(5);
   // ... at most this many min RTTs, and not under the floor (the gateways'
-  // own batches: 64 datagrams are 0.25 ms at 3 Gbit/s).
+  // own batches: 64 datagrams are 0.25 ms at 3 Gbit/s). The floor trades
+  // bulk for latency on the data-plane bench (BENCHMARKS.md, "the queue
+  // target's floor"): 8 streams and a request's wait beside bulk both grew
+  // with it over 0.25, 0.5, 1 and 5 ms; no sub-ms floor met both goals, and
+  // 0.25 ms kept the shortest wait.
   static constexpr int kQueueTargetMinRtts = 2;
   static constexpr Duration kQueueTargetFloor = us(250);
   static constexpr std::uint32_t kQueueTargetMinPackets = 4;
