@@ -216,9 +216,11 @@ void CongestionDomain::on_flight_started(const SentPacket& packet) {
   if (packet.member == kControlMember) {
     control_only_flight_ = true;
   } else if (restart_due(now)) {
+    sent_data_ = true;
     control_only_flight_ = false;
     restart_after_idle(now);
   } else {
+    sent_data_ = true;
     control_only_flight_ = false;
     law_->on_idle_ended(now - idle_since_);
   }
@@ -418,10 +420,12 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
                                              out.lost.size() - first_lost);
   const RateSample rate =
       rate_sampler_.on_ack(result.acked, lost_now, prior_flight, now, rtt_.min_rtt());
-  // A flight of control packets alone (keep-alive PINGs while idle) is no
-  // data: the law keeps the state the last data left, as a loss-based law's
-  // cwnd, for the restart that the next data decides (on_flight_started).
-  if (!control_only_flight_) law_->on_rate_sample(rate, now);
+  // A flight of control packets alone after data (keep-alive PINGs while
+  // idle): the law keeps the state the data left, as a loss-based law's cwnd,
+  // for the restart the next data decides (on_flight_started). Their
+  // app-limited samples aged the model's window to 4 packets within minutes.
+  // Before any data they are all the path has shown: the law takes them.
+  if (!control_only_flight_ || !sent_data_) law_->on_rate_sample(rate, now);
   // A law that grows from rate samples (the model's startup) stays at the
   // jump while a careful resume is unvalidated, as grow() holds the others.
   if (resume_unvalidated() && law_->cwnd_bytes() > resume_->jump_bytes()) {

@@ -300,6 +300,7 @@ class CongestionDomain {
   bool probe_pending_ = false;            // one packet may go beyond the window
   Instant idle_since_;                    // when the last flight with data was acked
   bool control_only_flight_ = false;      // the flight outstanding carries no data
+  bool sent_data_ = false;                // a flight has carried data (the law's state is the data's)
   DomainCounters counters_;
 };
 
