@@ -70,9 +70,8 @@ TEST_P(ScenarioIdleRestart, KeepAlivePingsLeaveTheCarefulResumeToTheData) {
 INSTANTIATE_TEST_SUITE_P(Laws, ScenarioIdleRestart, kBothLaws, law_param_name);
 
 // The model law restarts no worse than NewReno (RFC 5681 4.1, RFC 7661: at
-// least the initial window), after 5 min (the keep-alive PINGs' restarts
-// took the resumable window already, for both laws) and after an hour (no
-// resume). Before, the PINGs' app-limited samples aged the model's rate away
+// least the initial window), after 5 min (a careful resume) and after an
+// hour (no resume). Before, the PINGs' app-limited samples aged the model's rate away
 // during the idle: its window fell to 4 packets, below the initial window,
 // so the domain did not even restart it, and the second 10 MB crept up from
 // 4 packets (10.0 s against NewReno's 8.8 s, both idle times).
