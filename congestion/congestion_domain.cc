@@ -206,11 +206,9 @@ void CongestionDomain::charge_cap(Instant now, ByteCount bytes) {
 
 void CongestionDomain::on_unscheduled_sent(Instant now, ByteCount bytes) { charge_cap(now, bytes); }
 
-// The first packet of a flight, or the first data after a flight of control
-// packets alone: only data ends the idle period (RFC 5681 4.1 counts from
-// the last data sent). A keep-alive PING every 15 s comes after more than an
-// RTO of idle; were it the end, its own flight would restart the window and
-// take the careful resume the next data is entitled to.
+// The first packet of a flight, or the first data after control packets
+// alone: only data ends the idle period (RFC 5681 4.1). A keep-alive PING
+// (every 15 s, after > RTO idle) would take the next data's careful resume.
 void CongestionDomain::on_flight_started(const SentPacket& packet) {
   const Instant now = packet.sent_time;
   if (packet.member == kControlMember) {
@@ -420,11 +418,9 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
                                              out.lost.size() - first_lost);
   const RateSample rate =
       rate_sampler_.on_ack(result.acked, lost_now, prior_flight, now, rtt_.min_rtt());
-  // A flight of control packets alone after data (keep-alive PINGs while
-  // idle): the law keeps the state the data left, as a loss-based law's cwnd,
-  // for the restart the next data decides (on_flight_started). Their
-  // app-limited samples aged the model's window to 4 packets within minutes.
-  // Before any data they are all the path has shown: the law takes them.
+  // The law keeps what the data left through keep-alive PINGs (their samples
+  // aged the model's window to 4 packets); before any data, control packets
+  // are all the path has shown.
   if (!control_only_flight_ || !sent_data_) law_->on_rate_sample(rate, now);
   // A law that grows from rate samples (the model's startup) stays at the
   // jump while a careful resume is unvalidated, as grow() holds the others.
