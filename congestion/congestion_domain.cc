@@ -123,7 +123,7 @@ bool CongestionDomain::looks_random(ByteCount prior_flight) const {
 }
 
 bool CongestionDomain::restart_due(Instant now) const {
-  return sent_.empty() && !resume_ && rtt_.srtt() > Duration{0} &&
+  return (sent_.empty() || control_only_flight_) && !resume_ && rtt_.srtt() > Duration{0} &&
          now - idle_since_ > rtt_.rto() && law_->cwnd_bytes() > initial_window_bytes_;
 }
 
@@ -213,20 +213,32 @@ void CongestionDomain::charge_cap(Instant now, ByteCount bytes) {
 
 void CongestionDomain::on_unscheduled_sent(Instant now, ByteCount bytes) { charge_cap(now, bytes); }
 
+// The first packet of a flight, or the first data after control packets
+// alone: only data ends the idle period (RFC 5681 4.1). A keep-alive PING
+// (every 15 s, after > RTO idle) would take the next data's careful resume.
+void CongestionDomain::on_flight_started(const SentPacket& packet) {
+  const Instant now = packet.sent_time;
+  if (packet.member == kControlMember) {
+    control_only_flight_ = true;
+  } else if (restart_due(now)) {
+    sent_data_ = true;
+    control_only_flight_ = false;
+    restart_after_idle(now);
+  } else {
+    sent_data_ = true;
+    control_only_flight_ = false;
+    law_->on_idle_ended(now - idle_since_);
+  }
+  // Nothing in flight: no ACK clock to spread, the window is all there is
+  // to go by (quiche's initial burst); the rate paces what follows.
+  rate_pacer_.allow_burst(now, initial_window_bytes_);
+  cap_pacer_.allow_burst(now, initial_window_bytes_ + initial_window_bytes_ / mss() * kIpUdpHeaderBytes);
+}
+
 bool CongestionDomain::on_sent(const SentPacket& packet) {
   const Instant now = packet.sent_time;
-  if (sent_.empty()) {
-    if (restart_due(now)) {
-      restart_after_idle(now);
-    } else {
-      law_->on_idle_ended(now - idle_since_);
-    }
-    rto_armed_at_ = now;  // RFC 6298 5.1
-    // Nothing in flight: no ACK clock to spread, the window is all there is
-    // to go by (quiche's initial burst); the rate paces what follows.
-    rate_pacer_.allow_burst(now, initial_window_bytes_);
-    cap_pacer_.allow_burst(now, initial_window_bytes_ + initial_window_bytes_ / mss() * kIpUdpHeaderBytes);
-  }
+  if (sent_.empty()) rto_armed_at_ = now;  // RFC 6298 5.1
+  if (sent_.empty() || control_only_flight_) on_flight_started(packet);
   if (const double rate = pacing_rate_bytes_per_s(); rate > 0) {
     rate_pacer_.on_sent(now, rate, packet.bytes, mss());
   }
@@ -246,7 +258,8 @@ bool CongestionDomain::on_sent(const SentPacket& packet) {
 
 void CongestionDomain::update_timer(Instant now, bool new_data_acked) {
   if (sent_.empty()) {
-    if (rto_armed_at_) idle_since_ = now;
+    if (rto_armed_at_ && !control_only_flight_) idle_since_ = now;
+    control_only_flight_ = false;
     rto_armed_at_.reset();
     probes_unanswered_ = 0;
     probe_pending_ = false;
@@ -410,8 +423,12 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
   on_lost(out.lost, first_lost, now, prior_flight);
   const std::span<const SentPacket> lost_now(out.lost.data() + first_lost,
                                              out.lost.size() - first_lost);
-  law_->on_rate_sample(
-      rate_sampler_.on_ack(result.acked, lost_now, prior_flight, now, rtt_.min_rtt()), now);
+  const RateSample rate =
+      rate_sampler_.on_ack(result.acked, lost_now, prior_flight, now, rtt_.min_rtt());
+  // The law keeps what the data left through keep-alive PINGs (their samples
+  // aged the model's window to 4 packets); before any data, control packets
+  // are all the path has shown.
+  if (!control_only_flight_ || !sent_data_) law_->on_rate_sample(rate, now);
   // A law that grows from rate samples (the model's startup) stays at the
   // jump while a careful resume is unvalidated, as grow() holds the others.
   if (resume_unvalidated() && law_->cwnd_bytes() > resume_->jump_bytes()) {

@@ -31,7 +31,12 @@
 //    most half the old window, paced and marked low priority, validated by
 //    one RTT), or from the initial window (RFC 5681 4.1) when the idle time
 //    exceeds resume.max_idle or the domain is the uncoupled baseline's.
-//    Shorter idle periods are removed from CUBIC's clock.
+//    Shorter idle periods are removed from CUBIC's clock. Data ends the idle
+//    period, not a control-only packet (kControlMember: a keep-alive PING,
+//    credit): RFC 5681 4.1 counts the time since data was sent, and careful
+//    resume is for the first data after idle. A flight of control packets
+//    alone neither restarts the window nor moves idle_since_; data sent while
+//    one is outstanding restarts as if the domain were empty.
 //  - Delivery rate (congestion/delivery_rate.h): every packet takes the
 //    sampler's snapshot at send; every ack gives the law a rate sample, and
 //    every loss goes to the law as it is declared (a rate-based law such as
@@ -241,6 +246,7 @@ class CongestionDomain {
   bool looks_random(ByteCount prior_flight) const;
   bool restart_due(Instant now) const;
   void restart_after_idle(Instant now);
+  void on_flight_started(const SentPacket& packet);
   Duration resume_interval() const;
   // How many decreases the losses from `first` on are (0: same round).
   std::uint32_t new_decreases(const std::vector<SentPacket>& lost, std::size_t first);
@@ -300,7 +306,9 @@ class CongestionDomain {
   std::optional<Duration> saved_pto_;
   std::uint32_t probes_unanswered_ = 0;   // tail loss probes since the last ack of new data
   bool probe_pending_ = false;            // one packet may go beyond the window
-  Instant idle_since_;                    // when the last outstanding packet left
+  Instant idle_since_;                    // when the last flight with data was acked
+  bool control_only_flight_ = false;      // the flight outstanding carries no data
+  bool sent_data_ = false;                // a flight has carried data (the law's state is the data's)
   DomainCounters counters_;
 };
 

@@ -61,9 +61,10 @@
 // delay below the threshold is left alone (a window that covered it cost
 // the lossy link's upload ~10 points in the WAN lab).
 //
-// Idle (model_law_idle.cc): a cycle of app-limited samples only (the
-// keep-alive PINGs) ages no rate, so the window stays what the path last
-// carried; the domain's restart after idle (the initial window, or a
+// Idle (model_law_idle.cc): after data the domain gives the law no samples
+// of the keep-alive PINGs (a flight of control packets alone), and a cycle
+// of app-limited samples only ages no rate, so the window stays what the
+// path last carried; the domain's restart after idle (the initial window, or a
 // careful resume within resume.max_idle) sends the law back to startup
 // without its old rate.
 //

@@ -16,7 +16,7 @@ namespace egw::congestion {
 // path that changed meanwhile would overrun the new one before any check),
 // startup measures afresh from the window the domain grants and paces at
 // no less than 2.77 x the initial window over min_rtt, as slow start would
-// send it. min_rtt stays (a lower bound; the keep-alive PINGs refresh it).
+// send it. min_rtt stays (a lower bound).
 // Competing, the other flows' evidence is as old as the idle: the model
 // looks again. Without this the window stayed at the model's target, which
 // the keep-alive PINGs' app-limited samples had decayed to 4 packets after
