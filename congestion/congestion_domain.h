@@ -238,6 +238,7 @@ class CongestionDomain {
   const DomainCounters& counters() const { return counters_; }
 
  private:
+  static RttConfig rtt_config(const EnsembleConfig& config);
   // gate() with the pacers waiting for `paced_bytes` of budget.
   SendGate gate_for(Instant now, bool beyond_window, ByteCount paced_bytes) const;
   ByteCount mss() const { return config_.max_datagram_bytes; }
