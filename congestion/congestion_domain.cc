@@ -132,7 +132,7 @@ void CongestionDomain::restart_after_idle(Instant now) {
   const ByteCount ssthresh = law_->ssthresh_bytes();
   const bool resumable = resume_after_idle_ && config_.resume.enabled &&
                          now - idle_since_ <= config_.resume.max_idle;
-  law_->on_idle_restart(resumable);
+  law_->on_idle_restart();
   if (!resumable) {
     // RFC 5681 4.1: restart window = min(IW, cwnd); ssthresh remembers.
     law_->set_state(initial_window_bytes_, ssthresh);

@@ -144,7 +144,7 @@ class ModelLaw final : public WindowLaw {
   void on_congestion_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_random_loss_events(Instant now, std::uint32_t n_flows, std::uint32_t count) override;
   void on_rto(ByteCount bytes_in_flight, std::uint32_t n_flows) override;
-  void on_idle_restart(bool estimate_valid) override;  // model_law_idle.cc
+  void on_idle_restart() override;  // model_law_idle.cc
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
   void set_params(const WindowLawParams& params) override;
   void on_rate_sample(const RateSample& sample, Instant now) override;

@@ -22,7 +22,7 @@ namespace egw::congestion {
 // the keep-alive PINGs' app-limited samples had decayed to 4 packets after
 // an hour (below the initial window): the second 10 MB took 10.0 s against
 // NewReno's 8.8 s (ScenarioIdleRestart).
-void ModelLaw::on_idle_restart(bool /*estimate_valid*/) {
+void ModelLaw::on_idle_restart() {
   state_ = State::startup;
   phase_ = Phase::cruise;
   bw_hi_ = {};

@@ -83,10 +83,9 @@ class WindowLaw {
   // follows the clock (CUBIC) must not count the idle time (RFC 9438 5.8).
   virtual void on_idle_ended(Duration /*idle*/) {}
   // Idle longer than an RTO: the domain restarts the window next (set_state
-  // with the restart window, or a careful resume's). `estimate_valid`: the
-  // idle was short enough for the saved state to be resumed
-  // (resume.max_idle); a law with a model of the path forgets it otherwise.
-  virtual void on_idle_restart(bool /*estimate_valid*/) {}
+  // with the restart window, or a careful resume's, which carries what is
+  // worth resuming); a law with a model of the path forgets it here.
+  virtual void on_idle_restart() {}
   // Overwrite the state (resume from a cache, validation, fallback). Any
   // per-epoch memory (CUBIC's W_max, byte counters) starts over.
   virtual void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) = 0;
