@@ -604,7 +604,7 @@ TEST(Connection, StreamAfterIdleResumesFromTemporalCache) {
   ASSERT_TRUE(pair.run_until([&] { return all_received(pair.hub_app(), id, 400'000); }));
   pair.hub_app().send(id, {}, true);
   ASSERT_TRUE(pair.run_until([&] { return !pair.client().stream_exists(id); }));
-  pair.run_for(ms(400));  // it lingers an RTO (>= 200 ms), then retires
+  pair.run_for(ms(400));  // it lingers (two min RTTs, >= 200 ms), then retires
   EXPECT_EQ(pair.client().stats().ensembles_started, 1u);
   EXPECT_FALSE(pair.client().stats().ensemble.resumed);
   EXPECT_EQ(cache.size(), 1u);  // the retired ensemble's state
