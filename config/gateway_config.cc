@@ -60,6 +60,11 @@ class Loader {
       max_rate(root["ensemble"]["max_rate"], c.endpoint.connection);
     }
     ack_decimation(root, c.endpoint.connection);
+    // On a path whose recent loss rate is at least 0.1 % (tunnel/connection.h).
+    const bool copies = root["ensemble"] ? r_.boolean_or(root["ensemble"], "thin_stream_copies",
+                                                         "ensemble.thin_stream_copies", true)
+                                         : true;
+    c.endpoint.connection.thin_stream_copy_loss_ppm = copies ? 1000 : 0;
     c.reloadable.scheduler = scheduler(root["scheduler"]);
     c.endpoint.connection.ensemble.scheduler = c.reloadable.scheduler;
     if (const YAML::Node s = root["scheduler"]) {
@@ -242,7 +247,7 @@ class Loader {
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
                         "slow_start", "recovery", "random_loss", "tail_probes", "pacing", "max_rate",
-                        "ack_decimation", "queue_bound", "ack_path_window"});
+                        "ack_decimation", "queue_bound", "ack_path_window", "thin_stream_copies"});
     const std::string key = r_.string_or(n, "key", s + ".key", "peer");
     if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
     const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
@@ -509,6 +514,9 @@ void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector
   }
   if (a.endpoint.connection.ack_decimation != b.endpoint.connection.ack_decimation) {
     out.push_back("ensemble.ack_decimation");
+  }
+  if (a.endpoint.connection.thin_stream_copy_loss_ppm != b.endpoint.connection.thin_stream_copy_loss_ppm) {
+    out.push_back("ensemble.thin_stream_copies");
   }
   if (a.endpoint.connection.peer_knows_categories_override != b.endpoint.connection.peer_knows_categories_override) {
     out.push_back("scheduler.peer_knows_categories");

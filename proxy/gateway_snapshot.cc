@@ -67,6 +67,7 @@ GatewaySnapshot Gateway::snapshot() const {
     e.tail_probes = totals.tail_probes;
     e.rtos = totals.rtos;
     e.stream_bytes_retransmitted = totals.stream_bytes_retransmitted;
+    e.thin_stream_copies = totals.thin_stream_copies;
     e.ensembles_started = totals.ensembles_started;
     e.ensembles_resumed = totals.ensembles_resumed;
     s.cache_hits += totals.ensembles_resumed;

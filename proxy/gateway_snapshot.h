@@ -78,6 +78,7 @@ struct EnsembleSnapshot {
   std::uint64_t tail_probes = 0;         // silent tails probed (no window change)
   std::uint64_t rtos = 0;                // retransmission timeouts (window to one packet)
   std::uint64_t stream_bytes_retransmitted = 0;
+  std::uint64_t thin_stream_copies = 0;  // a thin stream's tail sent twice on a lossy path
   std::uint64_t handshakes = 0;
   std::uint64_t ensembles_started = 0;
   std::uint64_t ensembles_resumed = 0;  // started from the temporal cache

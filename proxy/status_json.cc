@@ -117,6 +117,7 @@ std::string ensemble(const EnsembleSnapshot& e) {
       .add("tail_probes", num(e.tail_probes))
       .add("timeouts", num(e.rtos))
       .add("stream_bytes_retransmitted", num(e.stream_bytes_retransmitted))
+      .add("thin_stream_copies", num(e.thin_stream_copies))
       .add("handshakes", num(e.handshakes))
       .add("ensembles_started", num(e.ensembles_started))
       .add("ensembles_resumed", num(e.ensembles_resumed))

@@ -160,6 +160,17 @@ struct ConnectionConfig {
   std::size_t datagram_queue_datagrams = 64;
   // Peer flows open at once; a FLOW_OPEN beyond it is refused (FLOW_CLOSE).
   std::size_t max_incoming_flows = 4096;
+  // Thin streams on a lossy path (issue 20: a request's p99 beside bulk).
+  // When a packet of new data leaves a stream with nothing more to send and
+  // at most a packet's worth unacknowledged (a request, a response, a
+  // keystroke), that data goes once more right behind it while the path's
+  // recent loss rate (declared lost / ack-eliciting packets sent, over the
+  // last 4,096-8,192 sent) is at least this many per million; 0: never. A
+  // lost message otherwise costs a round trip or more (the thresholds wait
+  // for later packets' ACKs, or a PTO); both copies are lost at the rate
+  // squared. The core's default is off (the papers' simulator); the
+  // gateway's is on (ensemble.thin_stream_copies).
+  std::uint32_t thin_stream_copy_loss_ppm = 0;
   // The peer schedules the application categories (ContentClass realtime and
   // after, wire values 4-7). An older peer fails a frame carrying one, so
   // without this the class hints it gets are nearest_content_type(). The
@@ -250,6 +261,9 @@ struct ConnectionStats {
   // Times a stream with data to send ran out of the peer's stream credit.
   std::uint64_t stream_credit_blocked = 0;
   std::uint64_t stream_bytes_retransmitted = 0;
+  // Redundant copies of a thin stream's tail (thin_stream_copy_loss_ppm);
+  // their bytes count in stream_bytes_retransmitted too.
+  std::uint64_t thin_stream_copies = 0;
   // Memory in use now, over all streams: reassembly holes (16 bytes each,
   // capped at kMaxConnectionRecvIntervals) and send buffers (capped at
   // connection_send_buffer_bytes).

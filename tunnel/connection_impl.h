@@ -236,6 +236,10 @@ struct Connection::Impl {
   void on_packet_acked(PacketNumber number);
   void on_packet_lost(PacketNumber number, Instant now);
   void arm_tail_probe(const congestion::SentPacket& newest, Instant now);
+  // A packet of new data just left `s`: a thin stream's tail goes again on
+  // a lossy path (config.thin_stream_copy_loss_ppm).
+  void copy_thin_tail(Stream& s, const SentEntry& entry);
+  bool path_lossy() const;
   void on_late_ack(PacketNumber smallest, PacketNumber largest);
   // Drops settled history entries, and lost ones past their lifetime.
   void trim_history(Instant now);
@@ -314,6 +318,10 @@ struct Connection::Impl {
   std::size_t backlogged_count = 0;  // streams with `backlogged` set
   SortedIds control_streams;     // streams with a pending control flag
   SortedIds retransmit_streams;  // streams with lost data to resend
+  // The path's recent loss rate, for thin-stream copies: ack-eliciting
+  // packets sent and declared lost, both halved when sent reaches 8,192.
+  std::uint32_t recent_sent = 0;
+  std::uint32_t recent_lost = 0;
   std::vector<StreamId> acked_streams;    // touched by the ACK being processed
   StreamId next_local_id;
   RangeSet peer_ids_seen;  // peer stream indexes (id / 2) ever opened

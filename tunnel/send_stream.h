@@ -86,6 +86,14 @@ class SendStream {
   void on_acked(std::uint64_t offset, std::size_t length, bool fin);
   void on_lost(std::uint64_t offset, std::size_t length, bool fin);
 
+  // Bytes sent and not yet acknowledged in order (out-of-order acked ones
+  // included): a thin stream has at most a packet's worth.
+  std::uint64_t unacked_bytes() const { return next_offset_ - acked_prefix_; }
+  // Everything sent and not acknowledged (a sent FIN too) goes once more,
+  // ahead of new data, as if lost: a redundant copy; whichever copy is
+  // acknowledged first settles the bytes and cancels what is still queued.
+  void resend_unacked() { on_lost(acked_prefix_, unacked_bytes(), fin_sent_); }
+
   // Every byte and the FIN acknowledged.
   bool all_acked() const;
   // Highest offset ever sent: the final size a RESET reports.

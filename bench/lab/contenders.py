@@ -47,6 +47,7 @@ EGW_VARIANTS = {
     "egw-joinnow": "ensemble:\n  join: immediate\n",
     "egw-halve": "ensemble:\n  random_loss: congestion\n",
     "egw-notlp": "ensemble:\n  tail_probes: 0\n",
+    "egw-nocopy": "ensemble:\n  thin_stream_copies: false\n",
     "egw-nflows-halve": "ensemble:\n  coupling: n_flows\n  random_loss: congestion\n",
     # Issue 20: the delay-aware law, with the WAN's rate configured at ~95 %
     # of the link ({up}/{down}: the branch's uplink and downlink, set per
@@ -320,6 +321,22 @@ status_socket: {t}/{self.key}-hub.sock
             if line.startswith("egw_udp_datagrams_sent_total"):
                 return int(float(line.split()[-1]))
         return None
+
+    def loss_counters(self):
+        """Per gateway, its ensembles' lost packets, tail probes and RTOs so far
+        (metrics; the loaded run's, since each run starts cold)."""
+        port, out = 9500 + self.i, {}
+        for role in ("branch", "hub"):
+            text = nsh(role, "python3", "-c", "import urllib.request, sys; sys.stdout.write(urllib.request.urlopen("
+                       f"'http://127.0.0.1:{port}/metrics', timeout=5).read().decode())", capture=True, check=False)
+            out[role] = {}
+            for line in (text or "").splitlines():
+                name = line.split("{")[0].split(" ")[0]
+                if name in ("egw_ensemble_packets_lost_total", "egw_ensemble_tail_probes_total",
+                            "egw_ensemble_timeouts_total", "egw_ensemble_retransmitted_bytes_total",
+                            "egw_ensemble_thin_stream_copies_total"):
+                    out[role][name] = out[role].get(name, 0) + int(float(line.split()[-1]))
+        return out
 
     def _udp_interception(self):
         """What the branch installs itself with `interception.mode: nftables`

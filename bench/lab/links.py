@@ -19,6 +19,7 @@ processes' samples carry it) so the phases line up across processes.
 """
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -49,14 +50,22 @@ class Traced:
         self.cpu = (cpu1[0] - self.cpu0[0]) / max(1e-9, cpu1[1] - self.cpu0[1])
         self.lab.start_link(self.up, self.down, seed=self.seed)  # stops the traced one: its trace flushed
 
-    def series(self, origin, t_from=None, t_to=None):
+    def series(self, origin, t_from=None, t_to=None, udp_port=None):
         """The trace binned (wantrace.py), times relative to `origin` (wall clock);
-        queue delay quantiles over [t_from, t_to] (wall clock) per direction."""
+        queue delay quantiles over [t_from, t_to] (wall clock) per direction;
+        with udp_port, the random drops of that port's datagrams (a tunnel's)."""
         win = None if t_from is None else (t_from - origin, t_to - origin)
         s = wantrace.analyse(self.path, {"a2b": self.up, "b2a": self.down}, self.t0 - origin, win)
         s["wanem_cpu"] = round(self.cpu, 3)
+        if udp_port:
+            s["tunnel_drops"] = wantrace.drops(self.path, self.t0 - origin, udp_port)
         try:
-            os.unlink(self.path)
+            keep = os.environ.get("EGW_LAB_KEEP_TRACES")  # a directory: the raw traces, for per-packet study
+            if keep:
+                os.makedirs(keep, exist_ok=True)
+                shutil.move(self.path, os.path.join(keep, os.path.basename(self.path)))
+            else:
+                os.unlink(self.path)
         except OSError:
             pass
         return s
@@ -192,7 +201,8 @@ def full_links(lab, contenders, up, down, seed, reps, p):
             with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
                 res = _full_links_run(lab, c, page, tag, p)
             done(lab, c)
-            res["series"] = tr.series(res.pop("origin"), res["loaded"][0], res["loaded"][1])
+            res["series"] = tr.series(res.pop("origin"), res["loaded"][0], res["loaded"][1],
+                                      getattr(c, "udp", None))
             out["results"][c.key].append(res)
             q = res["probe"]
             log(f"    {c.key:14s} full links rep {rep + 1}: down {fmt_pct(res['down_bps'], down)} up "
@@ -231,6 +241,7 @@ def _full_links_run(lab, c, page, tag, p):
     finally:
         pr, rq = collect(probe), collect(reqs)
     errors += rq["errors"]
+    losses = c.loss_counters() if hasattr(c, "loss_counters") else None
     sent = pr["sent"]
     carried = c.probe_port() != PROBE_PORT
     if carried:
@@ -241,7 +252,11 @@ def _full_links_run(lab, c, page, tag, p):
             "probe": {"idle": summary(window(pr["rtts"], *idle)), "loaded": summary(window(pr["rtts"], *loaded)),
                       "sent": sent, "lost": sent - len(pr["rtts"]), "carried": carried},
             "requests": {"idle": summary(window(rq["requests"], *idle)),
-                         "loaded": summary(window(rq["requests"], *loaded))},
+                         "loaded": summary(window(rq["requests"], *loaded)),
+                         # [send time relative to the bulk's start, latency]: the
+                         # p99 of ~130 samples is the 2nd worst, so each one matters.
+                         "each": [[round(t - t_load, 4), lat] for t, lat in rq["requests"]]},
+            "gateway_losses": losses,
             "page_idle_s": page_idle["page_s"], "page_loaded_s": page_loaded["page_s"],
             "page_loaded_start": t_load + p["warm_s"] - t_load, "errors": errors}
 

@@ -81,3 +81,18 @@ def _q(xs, q):
     if not xs:
         return None
     return round(1e3 * xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))], 2)
+
+
+def drops(path, offset_s, udp_port):
+    """[[time_s, dir, ip_len, event]] of the datagrams to or from udp_port that
+    the link dropped (random loss, queue): which packet a slow request lost."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 7 or not parts[2].startswith("drop") or parts[4] != "17":
+                continue
+            if str(udp_port) not in (parts[5], parts[6]):
+                continue
+            out.append([round(int(parts[0]) / 1e6 + offset_s, 4), parts[1], int(parts[3]), parts[2]])
+    return out

@@ -299,6 +299,20 @@ TEST_F(GatewayConfigTest, AckPathWindowIsOptIn) {
   EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.ack_path_window"}));
 }
 
+// Thin-stream copies on a lossy path: on by default (the core's default is
+// off for the papers' simulator); a restart applies a change.
+TEST_F(GatewayConfigTest, ThinStreamCopiesAreOnByDefault) {
+  auto d = std::get<GatewayConfig>(load_gateway_config(write("n.yaml", branch())));
+  EXPECT_EQ(d.endpoint.connection.thin_stream_copy_loss_ppm, 1000u);
+  auto off = std::get<GatewayConfig>(
+      load_gateway_config(write("t.yaml", branch("ensemble:\n  thin_stream_copies: false\n"))));
+  EXPECT_EQ(off.endpoint.connection.thin_stream_copy_loss_ppm, 0u);
+  const std::string bad = error_of(branch("ensemble:\n  thin_stream_copies: often\n"));
+  EXPECT_NE(bad.find("ensemble.thin_stream_copies"), std::string::npos) << bad;
+  const ReloadPlan plan = plan_reload(d, off);
+  EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.thin_stream_copies"}));
+}
+
 // Issue 20 item 5: stream buffers auto-tune up to a bound under memory limits.
 TEST_F(GatewayConfigTest, StreamBuffersGrowWithinMemoryLimits) {
   auto d = std::get<GatewayConfig>(load_gateway_config(write("d.yaml", branch())));

@@ -20,6 +20,7 @@ struct ConnectionTotals {
   std::uint64_t datagrams_duplicate = 0;
   std::uint64_t datagrams_malformed = 0;
   std::uint64_t stream_bytes_retransmitted = 0;
+  std::uint64_t thin_stream_copies = 0;
   std::uint64_t packets_lost = 0;
   std::uint64_t loss_rounds = 0;
   std::uint64_t random_loss_rounds = 0;  // of loss_rounds
@@ -34,6 +35,7 @@ struct ConnectionTotals {
     datagrams_duplicate += s.datagrams_duplicate;
     datagrams_malformed += s.datagrams_malformed;
     stream_bytes_retransmitted += s.stream_bytes_retransmitted;
+    thin_stream_copies += s.thin_stream_copies;
     packets_lost += s.packets_lost;
     loss_rounds += s.loss_rounds;
     random_loss_rounds += s.random_loss_rounds;
