@@ -104,6 +104,11 @@ class WindowLaw {
   // `prior_in_flight` the flight before they were taken out of it.
   virtual void on_packets_lost(ByteCount /*lost_bytes*/, ByteCount /*prior_in_flight*/,
                                Instant /*now*/) {}
+  // How many members of the ensemble are sending in bulk now (several
+  // packets each in flight; a request/response stream is not): the model
+  // law keeps a queue per bulk stream on a fast sub-ms path. Called before
+  // each rate sample; the loss-based laws ignore it.
+  virtual void set_bulk_flows(std::uint32_t /*n*/) {}
   // The rate this law wants packets paced at, in bytes per second of whole
   // datagrams; nullopt: the domain derives one from cwnd and srtt.
   virtual std::optional<double> pacing_rate_bytes_per_s() const { return std::nullopt; }
