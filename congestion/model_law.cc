@@ -138,7 +138,8 @@ LawState ModelLaw::law_state() const {
   return {.state = name,
           .bottleneck_bytes_per_s = bw_bytes_per_s(),
           .probe_extensions = probe_extensions_,
-          .ack_path_delay = ack_path_delay_};
+          .ack_path_delay = ack_path_delay_,
+          .queue_target_bytes = queue_target_bytes()};
 }
 
 void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {

@@ -40,6 +40,7 @@ struct LawState {
   double bottleneck_bytes_per_s = 0;  // the model's bw; 0 for loss-based laws
   std::uint64_t probe_extensions = 0;  // the model's UP probes that found room and went on
   Duration ack_path_delay{0};          // the model's window covers it (model_law_ack_path.cc)
+  ByteCount queue_target_bytes = 0;    // the model's queue target; 0 for loss-based laws
 };
 
 // What a law may want to know about the path when an ack arrives.

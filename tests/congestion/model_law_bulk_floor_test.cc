@@ -93,5 +93,30 @@ TEST(EnsembleBulkMembers, CountsMembersWithSeveralPacketsInFlight) {
   EXPECT_EQ(h.stats().bulk_members, 0u);
 }
 
+// Through the ensemble: the domain hands the law the count before each rate
+// sample. Rounds of 40 packets every 0.2 ms (240 MB/s): from one member the
+// target stays sub-ms (2 min RTTs: 96 KB); from eight, 5 packets each, it
+// is 64 KB per member.
+ByteCount target_after_rounds(int members) {
+  EnsembleConfig config = test_config();
+  config.law = WindowLawKind::model;
+  Harness h(config);
+  for (MemberId m = 1; m <= 8; ++m) h.ensemble.add_member(m, ContentClass::bulk, h.now);
+  for (int round = 0; round < 10; ++round) {
+    const PacketNumber first = h.next_number;
+    for (int i = 0; i < 40; ++i) h.send(static_cast<MemberId>(1 + i % members));
+    h.now += us(200);
+    h.ack_range(first, h.next_number - 1);
+  }
+  return h.stats().law.queue_target_bytes;
+}
+
+TEST(EnsembleBulkMembers, TheLawsTargetFollowsTheCount) {
+  const ByteCount one = target_after_rounds(1);
+  const ByteCount eight = target_after_rounds(8);
+  EXPECT_LT(one, 128 * 1024u);
+  EXPECT_EQ(eight, 8 * ModelLaw::kQueueTargetPerBulkFlow);
+}
+
 }  // namespace
 }  // namespace egw::congestion::testing
