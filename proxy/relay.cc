@@ -91,13 +91,9 @@ void Relay::start(StreamId id, ContentClass cls) {
   if (!finished_) pump_stream_to_socket();
 }
 
-// Not at once: the tunnel socket's turn may hold more of this stream's
-// datagrams (up to 16 receive batches); the posted write runs after the
-// turn and hands the socket all of them in one write (issue 22: on a veth
-// each write also runs the receiver's TCP in our context).
 void Relay::on_stream_readable() {
   if (finished_ || !stream_started_ || waiting_writable_ || write_posted_) return;
-  write_soon();
+  pump_stream_to_socket();
 }
 
 void Relay::on_stream_writable() {
