@@ -34,11 +34,14 @@ namespace egw::congestion {
 
 namespace {
 
+constexpr ByteCount kBulkFlightPackets = 4;
+
 struct MemberState {
   ContentClass cls = ContentClass::bulk;
   bool backlogged = false;
   bool started = false;  // has been backlogged once: joined
   bool active = false;   // counted in active_members
+  bool bulk = false;     // counted in bulk_members
   std::uint32_t active_tickets = 0;  // its tickets when it became active
   ByteCount bytes_in_flight = 0;
 };
@@ -91,6 +94,10 @@ struct Ensemble::Impl final : DomainListener {
     if (config.coupling != CouplingMode::n_flows) return 1;
     return static_cast<std::uint32_t>(std::max<std::size_t>(active_members, 1));
   }
+  // `none`: each member's domain is its own flow.
+  std::uint32_t bulk_flows() const override {
+    return coupled() ? static_cast<std::uint32_t>(bulk_members) : 1;
+  }
   void on_left_flight(const SentPacket& p) override;
   void on_congestion_event() override {
     if (coupled()) joins.clear();  // shares were computed from the old window
@@ -126,6 +133,9 @@ struct Ensemble::Impl final : DomainListener {
   StrideScheduler scheduler;
   std::unordered_map<MemberId, MemberState> members;
   std::size_t active_members = 0;
+  // Members with at least kBulkFlightPackets in flight: a bulk transfer's
+  // train, not a request's packet or two (WindowLaw::set_bulk_flows).
+  std::size_t bulk_members = 0;
   // Sum of active members' tickets, each counted as it was when the member
   // became active (a join share's denominator; exact enough, and O(1)).
   std::uint64_t active_tickets = 0;
@@ -195,6 +205,11 @@ void Ensemble::Impl::set_max_datagram_bytes(ByteCount bytes) {
 }
 
 void Ensemble::Impl::update_active(MemberId id, MemberState& m) {
+  const bool bulk = m.bytes_in_flight >= kBulkFlightPackets * config.max_datagram_bytes;
+  if (bulk != m.bulk) {
+    m.bulk = bulk;
+    bulk ? ++bulk_members : --bulk_members;
+  }
   const bool active = m.backlogged || m.bytes_in_flight > 0;
   if (active == m.active) return;
   m.active = active;
@@ -374,6 +389,7 @@ void Ensemble::remove_member(MemberId id, Instant /*now*/) {
     --m.active_members;
     m.active_tickets -= it->second.active_tickets;
   }
+  if (it->second.bulk) --m.bulk_members;
   m.members_bytes_in_flight -= std::min(m.members_bytes_in_flight, it->second.bytes_in_flight);
   m.members.erase(it);
   m.scheduler.remove(id);
@@ -581,6 +597,7 @@ EnsembleStats Ensemble::stats() const {
   s.random_loss_rounds = c.random_loss_rounds;
   s.members = m.members.size();
   s.active_members = m.active_members;
+  s.bulk_members = m.bulk_members;
   s.resumed = m.resumed_from.has_value();
   return s;
 }
