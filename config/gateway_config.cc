@@ -247,7 +247,8 @@ class Loader {
     const std::string s = "ensemble";
     r_.only_keys(n, s, {"key", "coupling", "window_law", "initial_window_packets", "join", "careful_resume",
                         "slow_start", "recovery", "random_loss", "tail_probes", "pacing", "max_rate",
-                        "ack_decimation", "queue_bound", "ack_path_window", "thin_stream_copies"});
+                        "ack_decimation", "queue_bound", "ack_path_window", "thin_stream_copies",
+                        "realtime_packet_ms"});
     const std::string key = r_.string_or(n, "key", s + ".key", "peer");
     if (key != "peer") r_.fail(n["key"], s + ".key", "only 'peer' is supported (one ensemble per peer gateway)");
     const std::string coupling = r_.string_or(n, "coupling", s + ".coupling", "single");
@@ -284,6 +285,9 @@ class Loader {
     e.pacing.enabled = r_.boolean_or(n, "pacing", s + ".pacing", congestion::PacingConfig{}.enabled);
     e.ack_path_window = r_.boolean_or(n, "ack_path_window", s + ".ack_path_window", false);
     e.queue_bound = r_.boolean_or(n, "queue_bound", s + ".queue_bound", congestion::EnsembleConfig{}.queue_bound);
+    const auto budget_ms = congestion::RealtimePacketsConfig{}.serialisation_budget.count() / 1000;
+    e.realtime_packets.serialisation_budget =
+        ms(r_.integer_or(n, "realtime_packet_ms", s + ".realtime_packet_ms", budget_ms, 0, 50));
   }
 
   // ensemble.max_rate: {up, down}, each optional: what this side's WAN
@@ -495,6 +499,9 @@ void ensemble_changes(const congestion::EnsembleConfig& a, const congestion::Ens
   if (a.pacing.enabled != b.pacing.enabled) out.push_back(s + "pacing");
   if (a.ack_path_window != b.ack_path_window) out.push_back(s + "ack_path_window");
   if (a.queue_bound != b.queue_bound) out.push_back(s + "queue_bound");
+  if (a.realtime_packets.serialisation_budget != b.realtime_packets.serialisation_budget) {
+    out.push_back(s + "realtime_packet_ms");
+  }
   if (a.max_rate_bps != b.max_rate_bps) out.push_back(s + "max_rate.up");
 }
 

@@ -201,6 +201,17 @@ double CongestionDomain::pacing_rate_bytes_per_s() const {
   return cap > 0 ? std::min(rate, cap) : rate;
 }
 
+double CongestionDomain::path_rate_bytes_per_s() const {
+  double measured = law_->law_state().bottleneck_bytes_per_s;
+  // A law with a rate of its own but no bw yet has only startup's guess.
+  if (measured <= 0 && !law_->pacing_rate_bytes_per_s() && config_.pacing.enabled) {
+    measured = pacing_rate_bytes_per_s();
+  }
+  const double cap = cap_bytes_per_s();
+  if (measured <= 0) return cap;
+  return cap > 0 ? std::min(measured, cap) : measured;
+}
+
 bool CongestionDomain::next_is_extra() const {
   return resume_ && resume_->is_extra(sent_.bytes_in_flight(), mss());
 }

@@ -221,6 +221,10 @@ class CongestionDomain {
   // tcp_pacing_ss_ratio and ca_ratio, quiche); at most max_rate_bps.
   // 0: not paced.
   double pacing_rate_bytes_per_s() const;
+  // The path's rate as this domain knows it (realtime_packets.h): the
+  // law's measured bottleneck rate, else (a loss-based law, pacing on) the
+  // pacing rate, at most max_rate_bps; 0 when nothing says.
+  double path_rate_bytes_per_s() const;
 
   const WindowLaw& law() const { return *law_; }
   WindowLaw& law() { return *law_; }

@@ -29,6 +29,7 @@
 #include "common/ring_deque.h"
 #include "congestion/congestion_domain.h"
 #include "congestion/join.h"
+#include "congestion/realtime_packets.h"
 
 namespace egw::congestion {
 
@@ -157,6 +158,7 @@ struct Ensemble::Impl final : DomainListener {
   // `none`: lost numbers a domain's undo record waits for, and its member.
   std::map<PacketNumber, MemberId> undo_index;
   Joins joins{config};
+  RealtimePackets realtime_packets{config.realtime_packets};
   std::optional<PathState> resumed_from;
   std::optional<PacketNumber> largest_sent;
   std::uint64_t packets_sent = 0;
@@ -360,6 +362,7 @@ void Ensemble::Impl::track_sent(const SentPacket& packet) {
     member->second.bytes_in_flight += packet.bytes;
     members_bytes_in_flight += packet.bytes;
     update_active(packet.member, member->second);
+    if (member->second.cls == ContentClass::realtime) realtime_packets.on_realtime_sent(packet.sent_time);
   }
   joins.on_sent(packet.member, packet.bytes, domain_for(packet.member), packet.sent_time);
   scheduler.on_sent(packet.member, packet.bytes);  // unknown ids (control) are ignored
@@ -494,6 +497,16 @@ void Ensemble::on_unscheduled_sent(Instant now, ByteCount bytes) {
 bool Ensemble::low_priority() const {
   const Impl& m = *impl_;
   return m.config.resume.mark_low_priority && m.shared->next_is_extra();
+}
+
+ByteCount Ensemble::packet_bytes_limit(MemberId id, Instant now) const {
+  const Impl& m = *impl_;
+  const ByteCount full = m.config.max_datagram_bytes;
+  if (!m.realtime_packets.active(now)) return full;
+  const auto it = m.members.find(id);
+  if (it != m.members.end() && it->second.cls == ContentClass::realtime) return full;
+  const double rate = m.coupled() ? m.shared->path_rate_bytes_per_s() : m.config.max_rate_bps / 8.0;
+  return m.realtime_packets.limit(rate, full);
 }
 
 const AckOutcome& Ensemble::on_ack(std::span<const AckedRange> ranges, Duration ack_delay,

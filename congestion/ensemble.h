@@ -114,6 +114,11 @@ class Ensemble {
   void on_unscheduled_sent(Instant now, ByteCount bytes);
   // Would a packet sent now be marked (see on_packet_sent)?
   bool low_priority() const;
+  // The largest datagram a packet of `id` may be now: max_datagram_bytes,
+  // or less while a realtime member is sending on a slow path and `id` is
+  // not realtime (congestion/realtime_packets.h). Coupled modes measure the
+  // rate; `none` goes by max_rate_bps alone.
+  ByteCount packet_bytes_limit(MemberId id, Instant now) const;
 
   // Feedback. Ranges may come in any order; packet numbers this ensemble did
   // not send are ignored. ack_delay is the receiver's reported delay. The

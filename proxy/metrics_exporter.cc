@@ -89,6 +89,10 @@ constexpr EnsembleMetric kEnsembleMetrics[] = {
     {"egw_ensemble_tail_probes_total",
      "Silent tails probed: a packet sent beyond the window after a PTO without any ack, nothing declared lost.",
      kCounter, [](const EnsembleSnapshot& e) { return double(e.tail_probes); }},
+    {"egw_ensemble_small_packets_total",
+     "Packets of stream data built smaller than the path allows because a call (a realtime member) was "
+     "sending on a slow path.",
+     kCounter, [](const EnsembleSnapshot& e) { return double(e.small_packets_sent); }},
     {"egw_ensemble_timeouts_total",
      "Retransmission timeouts: everything in flight declared lost, the window back to one packet.",
      kCounter, [](const EnsembleSnapshot& e) { return double(e.rtos); }},

@@ -281,6 +281,9 @@ struct ConnectionStats {
   std::uint64_t pmtu_probes_sent = 0;
   std::uint64_t pmtu_probes_lost = 0;
   std::uint64_t pmtu_black_holes = 0;
+  // Packets of stream data built below the size in use because a call was
+  // running on a slow path (Ensemble::packet_bytes_limit).
+  std::uint64_t small_packets_sent = 0;
   // Drained stream buffers kept for reuse (bounded: BufferPool::kMaxBytes).
   std::uint64_t buffer_pool_bytes = 0;
   // Ensembles created so far (one per busy period; temporal sharing links them).

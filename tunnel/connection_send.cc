@@ -37,8 +37,8 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   // A buffer smaller than max_datagram_bytes limits the datagram; one too
   // small for any packet is a driver bug: nothing is sent (nor lost).
   const std::size_t datagram_limit = std::min<std::size_t>(buffer.size(), pmtu.current);
-  if (datagram_limit <= kPacketHeaderBytes + protection->overhead()) return std::nullopt;
-  const std::size_t budget = datagram_limit - kPacketHeaderBytes - protection->overhead();
+  const std::size_t overhead = kPacketHeaderBytes + protection->overhead();
+  if (datagram_limit <= overhead) return std::nullopt;
   if (close_to_send) return build_close(buffer.first(datagram_limit));
   if (closed) return std::nullopt;
   if (auto due = pmtu_probe_due(now); due && *due <= now) {
@@ -81,13 +81,22 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
     return std::nullopt;
   }
 
+  // The member is a stream or a datagram flow (looked up once per packet).
+  Flow* flow = member && is_flow_member(*member) ? find_flow(flow_of_member(*member)) : nullptr;
+  // While a call runs on a slow path, the others' packets are built small
+  // (Ensemble::packet_bytes_limit); a flow's datagrams cannot be split.
+  std::size_t packet_limit = datagram_limit;
+  if (ensemble && !flow) {
+    packet_limit = std::clamp<std::size_t>(ensemble->packet_bytes_limit(member.value_or(kControlMember), now),
+                                           overhead + 1, datagram_limit);
+  }
+  const std::size_t budget = packet_limit - overhead;
+
   // Frames go straight into the caller's buffer, after the header.
   WireWriter w(buffer.subspan(kPacketHeaderBytes, budget));
   seal_source_count = 0;
   if (next_packet_number == next_skip) skip_packet_number();
   SentEntry& entry = history.begin(next_packet_number);
-  // The member is a stream or a datagram flow (looked up once per packet).
-  Flow* flow = member && is_flow_member(*member) ? find_flow(flow_of_member(*member)) : nullptr;
   if (ack_due || (eliciting_allowed && ack_tracker.has_unacked_packets())) {
     // Leave most of a data packet to data; a due ACK alone may use it all.
     std::size_t ack_budget = eliciting_allowed ? budget / 4 : budget;
@@ -118,6 +127,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   const PacketNumber number = next_packet_number;
   Transmit t{seal(buffer, w.written()), false, eliciting};
   entry.bytes = static_cast<std::uint32_t>(t.bytes);
+  if (packet_limit < datagram_limit && entry.chunk_count > 0) ++stats.small_packets_sent;
   if (eliciting) {
     const congestion::MemberId charged =
         entry.chunk_count > 0 || entry.datagram_count > 0 ? entry.stream_id : kControlMember;

@@ -286,6 +286,18 @@ TEST_F(GatewayConfigTest, AckDecimationIsOptIn) {
   EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.ack_decimation"}));
 }
 
+// Issue 21: small bulk packets while a call runs, 4 ms by default; 0 turns them off.
+TEST_F(GatewayConfigTest, RealtimePacketMs) {
+  auto dflt = std::get<GatewayConfig>(load_gateway_config(write("n.yaml", branch())));
+  EXPECT_EQ(dflt.endpoint.connection.ensemble.realtime_packets.serialisation_budget, ms(4));
+  auto off = std::get<GatewayConfig>(load_gateway_config(write("t.yaml", branch("ensemble:\n  realtime_packet_ms: 0\n"))));
+  EXPECT_EQ(off.endpoint.connection.ensemble.realtime_packets.serialisation_budget, Duration{0});
+  const std::string bad = error_of(branch("ensemble:\n  realtime_packet_ms: 100\n"));
+  EXPECT_NE(bad.find("ensemble.realtime_packet_ms"), std::string::npos) << bad;
+  const ReloadPlan plan = plan_reload(dflt, off);
+  EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.realtime_packet_ms"}));
+}
+
 // Issue 20, the asymmetric link: the model law's window over the ACK path,
 // off unless asked for; a restart applies it.
 TEST_F(GatewayConfigTest, AckPathWindowIsOptIn) {

@@ -28,6 +28,7 @@ struct ConnectionTotals {
   std::uint64_t rtos = 0;
   std::uint64_t ensembles_started = 0;
   std::uint64_t ensembles_resumed = 0;  // of those, started from the temporal cache
+  std::uint64_t small_packets_sent = 0;  // built small while a call ran on a slow path
 
   void add(const ConnectionStats& s) {
     datagrams_sent += s.datagrams_sent;
@@ -43,6 +44,7 @@ struct ConnectionTotals {
     rtos += s.rtos;
     ensembles_started += s.ensembles_started;
     ensembles_resumed += s.ensembles_resumed;
+    small_packets_sent += s.small_packets_sent;
   }
 };
 
