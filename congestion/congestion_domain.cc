@@ -439,10 +439,7 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
   // The law keeps what the data left through keep-alive PINGs (their samples
   // aged the model's window to 4 packets); before any data, control packets
   // are all the path has shown.
-  if (!control_only_flight_ || !sent_data_) {
-    law_->set_bulk_flows(listener_->bulk_flows());
-    law_->on_rate_sample(rate, now);
-  }
+  if (!control_only_flight_ || !sent_data_) law_->on_rate_sample(rate, now);
   // A law that grows from rate samples (the model's startup) stays at the
   // jump while a careful resume is unvalidated, as grow() holds the others.
   if (resume_unvalidated() && law_->cwnd_bytes() > resume_->jump_bytes()) {

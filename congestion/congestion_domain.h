@@ -112,8 +112,6 @@ class DomainListener {
   virtual ~DomainListener() = default;
   // How many flows the law emulates (`n_flows`: the active members).
   virtual std::uint32_t law_flows() const { return 1; }
-  // How many members send in bulk now (WindowLaw::set_bulk_flows).
-  virtual std::uint32_t bulk_flows() const { return 1; }
   // A packet was acknowledged or declared lost: it left the flight.
   virtual void on_left_flight(const SentPacket& /*packet*/) {}
   // A loss round began or an RTO fired: the window was cut.

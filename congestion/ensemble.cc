@@ -61,11 +61,6 @@ void Ensemble::Impl::set_max_datagram_bytes(ByteCount bytes) {
 }
 
 void Ensemble::Impl::update_active(MemberId id, MemberState& m) {
-  const bool bulk = m.bytes_in_flight >= kBulkFlightPackets * config.max_datagram_bytes;
-  if (bulk != m.bulk) {
-    m.bulk = bulk;
-    bulk ? ++bulk_members : --bulk_members;
-  }
   const bool active = m.backlogged || m.bytes_in_flight > 0;
   if (active == m.active) return;
   m.active = active;
@@ -246,7 +241,6 @@ void Ensemble::remove_member(MemberId id, Instant /*now*/) {
     --m.active_members;
     m.active_tickets -= it->second.active_tickets;
   }
-  if (it->second.bulk) --m.bulk_members;
   m.members_bytes_in_flight -= std::min(m.members_bytes_in_flight, it->second.bytes_in_flight);
   m.members.erase(it);
   m.scheduler.remove(id);

@@ -64,7 +64,6 @@ struct EnsembleStats {
   std::uint64_t random_loss_rounds = 0;  // of loss_rounds: lighter cuts (`random_loss: veno`)
   std::size_t members = 0;
   std::size_t active_members = 0;  // backlogged or with packets in flight
-  std::size_t bulk_members = 0;    // with 4 packets or more in flight
   bool resumed = false;           // started from a cached PathState
   LawState law;                   // the reference domain's law
   double pacing_rate_bytes_per_s = 0;  // the reference domain's pacer

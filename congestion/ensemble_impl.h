@@ -18,16 +18,11 @@
 
 namespace egw::congestion {
 
-constexpr ByteCount kBulkFlightPackets = 4;
-
 struct MemberState {
   ContentClass cls = ContentClass::bulk;
-  // Bit-fields: an idle stream's member stays within 16 bytes
-  // (AllocFree.IdleStreamHoldsAtMostOneKilobytePerSide).
-  bool backlogged : 1 = false;
-  bool started : 1 = false;  // has been backlogged once: joined
-  bool active : 1 = false;   // counted in active_members
-  bool bulk : 1 = false;     // counted in bulk_members
+  bool backlogged = false;
+  bool started = false;  // has been backlogged once: joined
+  bool active = false;   // counted in active_members
   std::uint32_t active_tickets = 0;  // its tickets when it became active
   ByteCount bytes_in_flight = 0;
 };
@@ -79,10 +74,6 @@ struct Ensemble::Impl final : DomainListener {
     if (config.coupling != CouplingMode::n_flows) return 1;
     return static_cast<std::uint32_t>(std::max<std::size_t>(active_members, 1));
   }
-  // `none`: each member's domain is its own flow.
-  std::uint32_t bulk_flows() const override {
-    return coupled() ? static_cast<std::uint32_t>(bulk_members) : 1;
-  }
   void on_left_flight(const SentPacket& p) override;
   void on_congestion_event() override {
     if (coupled()) joins.clear();  // shares were computed from the old window
@@ -118,9 +109,6 @@ struct Ensemble::Impl final : DomainListener {
   StrideScheduler scheduler;
   std::unordered_map<MemberId, MemberState> members;
   std::size_t active_members = 0;
-  // Members with at least kBulkFlightPackets in flight: a bulk transfer's
-  // train, not a request's packet or two (WindowLaw::set_bulk_flows).
-  std::size_t bulk_members = 0;
   // Sum of active members' tickets, each counted as it was when the member
   // became active (a join share's denominator; exact enough, and O(1)).
   std::uint64_t active_tickets = 0;

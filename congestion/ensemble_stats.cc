@@ -46,7 +46,6 @@ EnsembleStats Ensemble::stats() const {
   s.random_loss_rounds = c.random_loss_rounds;
   s.members = m.members.size();
   s.active_members = m.active_members;
-  s.bulk_members = m.bulk_members;
   s.resumed = m.resumed_from.has_value();
   return s;
 }

@@ -31,17 +31,9 @@ Duration ModelLaw::queue_target_delay() const {
   return std::min(kQueueTarget, by_rtt);
 }
 
-// Per bulk stream: see kQueueTargetPerBulkFlow. Paths of 2.5 ms and more
-// already have kQueueTarget, so only a sub-ms path's target changes.
 ByteCount ModelLaw::queue_target_bytes() const {
-  const double bw = bw_bytes_per_s();
-  const auto by_time = static_cast<ByteCount>(bw * to_seconds(queue_target_delay()));
-  ByteCount per_flow = 0;
-  if (bulk_flows() >= 2) {
-    per_flow = std::min(bulk_flows() * kQueueTargetPerBulkFlow,
-                        static_cast<ByteCount>(bw * to_seconds(kQueueTarget)));
-  }
-  return std::max({by_time, per_flow, kQueueTargetMinPackets * params_.max_datagram_bytes});
+  const auto by_time = static_cast<ByteCount>(bw_bytes_per_s() * to_seconds(queue_target_delay()));
+  return std::max<ByteCount>(by_time, kQueueTargetMinPackets * params_.max_datagram_bytes);
 }
 
 void ModelLaw::set_params(const WindowLawParams& params) {
@@ -138,8 +130,7 @@ LawState ModelLaw::law_state() const {
   return {.state = name,
           .bottleneck_bytes_per_s = bw_bytes_per_s(),
           .probe_extensions = probe_extensions_,
-          .ack_path_delay = ack_path_delay_,
-          .queue_target_bytes = queue_target_bytes()};
+          .ack_path_delay = ack_path_delay_};
 }
 
 void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
@@ -150,8 +141,6 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   if (rs.round_start) {
     flight_max_[0] = flight_max_[1];
     flight_max_[1] = 0;
-    bulk_flows_[0] = bulk_flows_[1];
-    bulk_flows_[1] = 0;
     on_round_start(rs);
   }
   if (rs.rtt && state_ == State::probe_bw) {

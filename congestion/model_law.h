@@ -8,8 +8,7 @@
 // and sends at the rate bw (the pacing rate, times a gain that probes up or
 // drains) with at most
 //   cwnd = bw * min_rtt + queue target,
-//   queue target = max(min(5 ms, max(2 min_rtt, 0.25 ms)) * bw, 4 packets,
-//                      with n >= 2 bulk streams min(n * 64 KB, 5 ms * bw))
+//   queue target = max(min(5 ms, max(2 min_rtt, 0.25 ms)) * bw, 4 packets)
 // in flight. BBR keeps 2 BDP in flight (up to one BDP of standing queue);
 // this law keeps a few milliseconds: the link stays full while the standing
 // queue is the gateway's own, where its scheduler and classes act.
@@ -119,13 +118,6 @@ class ModelLaw final : public WindowLaw {
   static constexpr int kQueueTargetMinRtts = 2;
   static constexpr Duration kQueueTargetFloor = us(250);
   static constexpr std::uint32_t kQueueTargetMinPackets = 4;
-  // With two bulk streams or more, the target is at least this much per
-  // bulk stream (at most kQueueTarget at bw): the peer gateway writes each
-  // stream's data to its TCP socket once per receive batch, and at 0.25 ms
-  // eight streams wrote ~16 KB each (a syscall, and on a veth the server's
-  // receive, per write), so 8 streams lost ~20 % to the 5 ms target while
-  // one stream did not (issue 22). One bulk stream keeps the sub-ms target.
-  static constexpr ByteCount kQueueTargetPerBulkFlow = 64 * 1024;
   static constexpr std::uint32_t kMinCwndPackets = 4;
   static constexpr Duration kMinRttWindow = ms(10'000);
   static constexpr Duration kCompetitiveMinRttWindow = ms(60'000);
@@ -157,7 +149,6 @@ class ModelLaw final : public WindowLaw {
   void set_params(const WindowLawParams& params) override;
   void on_rate_sample(const RateSample& sample, Instant now) override;
   void on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, Instant now) override;
-  void set_bulk_flows(std::uint32_t n) override { bulk_flows_[1] = std::max(bulk_flows_[1], n); }
   std::optional<double> pacing_rate_bytes_per_s() const override;
   LawState law_state() const override;
 
@@ -172,7 +163,6 @@ class ModelLaw final : public WindowLaw {
   ByteCount inflight_hi_bytes() const { return inflight_hi_; }
   ByteCount bdp_bytes() const;
   ByteCount queue_target_bytes() const;
-  std::uint32_t bulk_flows() const { return std::max(bulk_flows_[0], bulk_flows_[1]); }
   Duration queue_target_delay() const;
   Duration ack_path_delay() const { return ack_path_delay_; }
 
@@ -251,7 +241,6 @@ class ModelLaw final : public WindowLaw {
   RoundLoss round_loss_;
   std::array<RoundLoss, kLossWindowRounds> past_loss_{};
   std::array<ByteCount, 2> flight_max_{};  // the largest flight: last round, this round
-  std::array<std::uint32_t, 2> bulk_flows_{};  // the most bulk streams: last round, this round
   std::uint64_t loss_response_round_ = ~std::uint64_t{0};
 
   // ProbeBW cycle.

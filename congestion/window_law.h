@@ -40,7 +40,6 @@ struct LawState {
   double bottleneck_bytes_per_s = 0;  // the model's bw; 0 for loss-based laws
   std::uint64_t probe_extensions = 0;  // the model's UP probes that found room and went on
   Duration ack_path_delay{0};          // the model's window covers it (model_law_ack_path.cc)
-  ByteCount queue_target_bytes = 0;    // the model's queue target; 0 for loss-based laws
 };
 
 // What a law may want to know about the path when an ack arrives.
@@ -105,11 +104,6 @@ class WindowLaw {
   // `prior_in_flight` the flight before they were taken out of it.
   virtual void on_packets_lost(ByteCount /*lost_bytes*/, ByteCount /*prior_in_flight*/,
                                Instant /*now*/) {}
-  // How many members of the ensemble are sending in bulk now (several
-  // packets each in flight; a request/response stream is not): the model
-  // law keeps a queue per bulk stream on a fast sub-ms path. Called before
-  // each rate sample; the loss-based laws ignore it.
-  virtual void set_bulk_flows(std::uint32_t /*n*/) {}
   // The rate this law wants packets paced at, in bytes per second of whole
   // datagrams; nullopt: the domain derives one from cwnd and srtt.
   virtual std::optional<double> pacing_rate_bytes_per_s() const { return std::nullopt; }
