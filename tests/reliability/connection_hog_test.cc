@@ -257,7 +257,9 @@ TEST_F(ConnectionHog, AClientOverItsMemoryIsRefusedAndTheOthersAreNot) {
     ASSERT_TRUE(send_all(fd, std::vector<std::uint8_t>(ask.begin(), ask.end())));
     readers.push_back(fd);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(2'200));  // buffers fill, a sweep sums them
+  // Buffers fill, then a sweep (each second) sums them: two sweeps' margin,
+  // since under ASan and ctest -j2 the fill took longer than 2.2 s once.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3'200));
   EXPECT_EQ(read_error_after("10\n"), ECONNRESET);  // from 127.0.0.1, the same client
   EXPECT_EQ(snapshot(*branch_).connections_refused["limit_client_memory"], 1u);
   // Another client address is served.
