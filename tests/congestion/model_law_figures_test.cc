@@ -12,6 +12,7 @@
 #include "congestion/model_law.h"
 #include "congestion/newreno.h"
 #include "model_path_sim.h"
+#include "tests/support/quantile.h"
 
 namespace egw::congestion {
 namespace {
@@ -28,12 +29,6 @@ std::unique_ptr<WindowLaw> make(const char* name) {
   return std::make_unique<ModelLaw>(kParams);
 }
 
-Duration quantile(std::vector<Duration> v, double q) {
-  if (v.empty()) return Duration{0};
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(static_cast<double>(v.size() - 1) * q)];
-}
-
 void one_flow(const char* title, PathConfig path, Duration warmup, Duration measured) {
   for (const char* law : {"newreno", "cubic", "model"}) {
     PathSim sim(path);
@@ -41,8 +36,8 @@ void one_flow(const char* title, PathConfig path, Duration warmup, Duration meas
     sim.run(t0 + warmup + measured, t0 + warmup);
     std::printf("%-34s %-8s util %5.1f %%  queue p50 %6.1f ms p99 %6.1f ms\n", title, law,
                 100 * sim.utilisation(0, measured),
-                to_seconds(quantile(sim.queue_samples(), 0.5)) * 1e3,
-                to_seconds(quantile(sim.queue_samples(), 0.99)) * 1e3);
+                to_seconds(test_support::quantile(sim.queue_samples(), 0.5)) * 1e3,
+                to_seconds(test_support::quantile(sim.queue_samples(), 0.99)) * 1e3);
   }
 }
 
@@ -59,7 +54,7 @@ void sharing(const char* title, PathConfig path, int cubic_flows) {
     std::printf("%-34s %-8s share %5.1f %% vs one CUBIC %5.1f %%: %.2fx  queue p99 %6.1f ms\n",
                 title, law, 100 * mine, 100 * others / cubic_flows,
                 mine / (others / cubic_flows),
-                to_seconds(quantile(sim.queue_samples(), 0.99)) * 1e3);
+                to_seconds(test_support::quantile(sim.queue_samples(), 0.99)) * 1e3);
   }
 }
 

@@ -10,6 +10,7 @@
 #include "congestion/delivery_rate.h"
 #include "congestion/newreno.h"
 #include "model_path_sim.h"
+#include "tests/support/quantile.h"
 
 namespace egw::congestion {
 namespace {
@@ -22,12 +23,6 @@ const WindowLawParams kParams{kMss, 10 * kMss, 2 * kMss};
 const Instant t0 = instant_at(Duration{0});
 
 ModelLaw& model_of(PathSim& sim, std::size_t i) { return static_cast<ModelLaw&>(*sim.flow(i).law); }
-
-Duration p99(std::vector<Duration> v) {
-  if (v.empty()) return Duration{0};
-  std::sort(v.begin(), v.end());
-  return v[v.size() * 99 / 100];
-}
 
 // 20 Mbit/s, 60 ms, 600-packet buffer (issue 20's link): startup finds the
 // rate within a few round trips, drains, and the link then stays full with
@@ -44,7 +39,7 @@ TEST(ModelLawTest, StartupFindsTheRateThenKeepsTheLinkFullWithAShortQueue) {
   sim.reset_counters();
   sim.run(t0 + ms(12000), t0 + ms(2000));
   EXPECT_GE(sim.utilisation(0, ms(10000)), 0.9);
-  EXPECT_LE(p99(sim.queue_samples()), ms(20));
+  EXPECT_LE(test_support::quantile(sim.queue_samples(), 0.99), ms(20));
   EXPECT_FALSE(law.competitive());
 }
 
@@ -213,11 +208,11 @@ TEST(ModelLawTest, AProbeThatFindsRoomProbesAgain) {
   sim.run(t0 + ms(10000));
   EXPECT_GE(law.probe_extensions(), 3u);
   EXPECT_GE(law.bw_bytes_per_s(), 0.9 * 20e6 / 8);
-  EXPECT_LE(p99(sim.queue_samples()), ms(20));
+  EXPECT_LE(test_support::quantile(sim.queue_samples(), 0.99), ms(20));
   sim.reset_counters();
   sim.run(t0 + ms(14000), t0 + ms(10000));
   EXPECT_GE(sim.utilisation(0, ms(4000)), 0.9);
-  EXPECT_LE(p99(sim.queue_samples()), ms(20));
+  EXPECT_LE(test_support::quantile(sim.queue_samples(), 0.99), ms(20));
 }
 
 // bw above the link (here the link drops from 25 to 20 Mbit/s; in the
@@ -243,7 +238,7 @@ TEST(ModelLawTest, ADownThatCannotDrainCorrectsAnOverestimatedBw) {
   sim.reset_counters();
   sim.run(t0 + ms(9500), t0 + ms(7500));
   EXPECT_GE(sim.utilisation(0, ms(2000)), 0.9);
-  EXPECT_LE(p99(sim.queue_samples()), ms(12));
+  EXPECT_LE(test_support::quantile(sim.queue_samples(), 0.99), ms(12));
 }
 
 // A sub-ms path (800 Mbit/s, 0.2 ms: the gateways on one LAN, or the peer

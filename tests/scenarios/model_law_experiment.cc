@@ -5,6 +5,7 @@
 
 #include "tests/scenarios/dumbbell.h"
 #include "tests/sim/scenario.h"
+#include "tests/support/quantile.h"
 
 namespace egw::scenarios {
 
@@ -18,17 +19,6 @@ const char* law_name(congestion::WindowLawKind law) {
   }
   return "?";
 }
-
-namespace {
-
-double quantile_ms(std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  const auto k = static_cast<std::size_t>(static_cast<double>(v.size() - 1) * q);
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
-
-}  // namespace
 
 ModelLawRun run_model_law_bulk(const ModelLawPath& path, congestion::WindowLawKind law) {
   DumbbellParams d;
@@ -69,8 +59,8 @@ ModelLawRun run_model_law_bulk(const ModelLawPath& path, congestion::WindowLawKi
                         bulk.bytes_delivered_by(warmup);
   r.utilisation = static_cast<double>(got) * 8 /
                   (static_cast<double>(path.bits_per_second) * to_seconds(path.horizon - path.warmup));
-  r.queue_p50_ms = quantile_ms(queue_ms, 0.5);
-  r.queue_p99_ms = quantile_ms(queue_ms, 0.99);
+  r.queue_p50_ms = test_support::quantile(queue_ms, 0.5);
+  r.queue_p99_ms = test_support::quantile(queue_ms, 0.99);
   r.drops = s.network().reverse().stats().dropped_total();
   const auto stats = s.server(pair).connection().stats().ensemble;
   r.loss_rounds = stats.loss_rounds;

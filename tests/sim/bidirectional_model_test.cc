@@ -15,21 +15,13 @@
 #include <gtest/gtest.h>
 
 #include "tests/sim/gateway_buffers.h"
-#include "tests/sim/scenario.h"
+#include "tests/sim/wan_lab_paths.h"
 
 namespace egw::sim {
 namespace {
 
 TEST(BidirectionalModel, UploadBesideADownloadFindsTheLink) {
-  PathConfig path;
-  path.bottleneck_bits_per_second = 20'000'000;
-  path.reverse_bits_per_second = 20'000'000;
-  path.one_way_delay = ms(30);
-  path.queue_limit_packets = 600;
-  path.loss_probability = 0.002;
-  path.seed = 3;
-  path.max_pairs = 1;
-  Scenario s(path);
+  Scenario s(lossy_full_link(3));
   PairConfig pair_config;
   pair_config.law = congestion::WindowLawKind::model;
   pair_config.customize = [](tunnel::ConnectionConfig& c) { gateway_buffers(c, /*grow=*/true); };

@@ -23,6 +23,8 @@
 #include "tests/sim/gateway_buffers.h"
 #include "tests/sim/request_flow.h"
 #include "tests/sim/scenario.h"
+#include "tests/sim/wan_lab_paths.h"
+#include "tests/support/quantile.h"
 
 namespace egw::sim {
 namespace {
@@ -36,25 +38,8 @@ struct FlowResult {
   double up_share = 0;
 };
 
-Duration quantile(const std::vector<Duration>& sorted, double q) {  // the lab's (linear)
-  if (sorted.empty()) return Duration{0};
-  const double i = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(i);
-  if (lo + 1 >= sorted.size()) return sorted[lo];
-  const double frac = i - static_cast<double>(lo);
-  return sorted[lo] + Duration{static_cast<std::int64_t>(frac * static_cast<double>((sorted[lo + 1] - sorted[lo]).count()))};
-}
-
 FlowResult run(std::uint64_t seed, bool copies) {
-  PathConfig path;
-  path.bottleneck_bits_per_second = 20'000'000;
-  path.reverse_bits_per_second = 20'000'000;
-  path.one_way_delay = ms(30);
-  path.queue_limit_packets = 600;
-  path.loss_probability = 0.002;
-  path.seed = seed;
-  path.max_pairs = 1;
-  Scenario s(path);
+  Scenario s(lossy_full_link(seed));
   PairConfig pair_config;
   pair_config.law = congestion::WindowLawKind::model;
   pair_config.customize = [copies](tunnel::ConnectionConfig& c) {
@@ -106,8 +91,8 @@ TEST(RequestFlowFullLink, ALostRequestOrAnswerCostsNoRoundTrip) {
       ASSERT_EQ(r.mismatches, 0u);
       ASSERT_GE(r.loaded.size(), 120u);
       ASSERT_GE(r.idle.size(), 20u);
-      const Duration idle_p99 = quantile(r.idle, 0.99);
-      const Duration loaded_p99 = quantile(r.loaded, 0.99);
+      const Duration idle_p99 = test_support::quantile_sorted(r.idle, 0.99);
+      const Duration loaded_p99 = test_support::quantile_sorted(r.loaded, 0.99);
       const auto slow = std::count_if(r.loaded.begin(), r.loaded.end(),
                                       [&](Duration d) { return d > idle_p99 + ms(60); });
       std::cout << "[ result   ] seed " << seed << (copies ? " copies" : " no copies") << ": idle p99 "
