@@ -138,18 +138,20 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   update_bw(rs);
   round_loss_.delivered += rs.acked_bytes;
   flight_max_[1] = std::max(flight_max_[1], rs.prior_in_flight);
+  const ByteCount gone = rs.acked_bytes + rs.lost_bytes;
+  const ByteCount inflight = rs.prior_in_flight > gone ? rs.prior_in_flight - gone : 0;
+  round_min_flight_ = std::min(round_min_flight_, inflight);
   if (rs.round_start) {
     flight_max_[0] = flight_max_[1];
     flight_max_[1] = 0;
     on_round_start(rs);
+    round_min_flight_ = kNoFlight;
   }
   if (rs.rtt && state_ == State::probe_bw) {
     cycle_min_rtt_ = cycle_min_rtt_ ? std::min(*cycle_min_rtt_, *rs.rtt) : *rs.rtt;
   }
   sample_ack_path(rs);
   sample_down(rs);
-  const ByteCount gone = rs.acked_bytes + rs.lost_bytes;
-  const ByteCount inflight = rs.prior_in_flight > gone ? rs.prior_in_flight - gone : 0;
   advance_state(inflight, now);
   startup_app_limited_ = rs.is_app_limited;
   update_cwnd(rs.acked_bytes);
@@ -208,24 +210,6 @@ void ModelLaw::on_round_start(const RateSample& rs) {
 void ModelLaw::probe_again(Instant now) {
   ++probe_extensions_;
   enter_phase(Phase::up, now);
-}
-
-void ModelLaw::check_full_bw(const RateSample& rs) {
-  if (filled_pipe_ || rs.is_app_limited) return;
-  const double bw = bw_bytes_per_s();
-  if (bw >= full_bw_ * kFullBwGrowth) {
-    full_bw_ = bw;
-    full_bw_count_ = 0;
-    return;
-  }
-  if (ack_path_stretched()) {
-    full_bw_count_ = 0;  // a plateau is judged on rounds after the stretch
-    return;
-  }
-  if (++full_bw_count_ >= kFullBwRounds) {
-    filled_pipe_ = true;
-    early_up_pending_ = true;
-  }
 }
 
 void ModelLaw::advance_state(ByteCount inflight, Instant now) {

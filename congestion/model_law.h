@@ -104,6 +104,12 @@ class ModelLaw final : public WindowLaw {
   static constexpr double kUpRoomGrowth = 1.1;
   static constexpr std::uint32_t kFullBwRounds = 3;
   static constexpr std::uint32_t kStretchedRoundsMax = 8;
+  // An app-limited startup round without growth whose flight never fell
+  // below this many BDPs kept a queue of ours all round: the pipe is full
+  // (QUIC's BBR2 max_startup_queue_rounds = 1; 1.75 is below the window's
+  // 2x and well above the 1.25x growth a round of startup must show).
+  static constexpr double kStartupQueueGain = 1.75;
+  static constexpr ByteCount kNoFlight = ~ByteCount{0};
   static constexpr double kStretchedRttGain = 1.25;  // srtt above cwnd / bw by this
   static constexpr std::int64_t kFirstCycleRtts = 8;  // the early UP after startup
   static constexpr double kLossThreshold = 0.02;
@@ -180,6 +186,8 @@ class ModelLaw final : public WindowLaw {
   void update_min_rtt(const RateSample& rs, Instant now);
   void on_round_start(const RateSample& rs);
   void check_full_bw(const RateSample& rs);
+  bool startup_queue_persisted() const;
+  void fill_pipe();
   void probe_again(Instant now);
   void advance_state(ByteCount inflight, Instant now);
   void advance_probe_bw(ByteCount inflight, Instant now);
@@ -229,6 +237,7 @@ class ModelLaw final : public WindowLaw {
   double full_bw_ = 0;
   std::uint32_t full_bw_count_ = 0;
   std::uint32_t stretched_rounds_ = 0;  // startup's rounds not counted (ack_path_stretched)
+  ByteCount round_min_flight_ = kNoFlight;  // the smallest flight after an ack this round
   bool filled_pipe_ = false;
   bool startup_app_limited_ = false;  // the last rate sample was app-limited
   ByteCount startup_delivered_ = 0;   // acked since the law began (saturates in use)

@@ -42,9 +42,12 @@ TEST_P(ScenarioHtmlStall, NoHtmlTakesThreeTimesItsBoundUnderRandomLoss) {
   // 4) other loss patterns fall on the requests: NewReno 2, the model 4, the
   // worst a request lost twice (two probe timeouts, 4.8x). Not more stalls:
   // over 150 seeds (p.seeds = 150) 61 -> 63 and 63 -> 65 of 3,000, the
-  // worst 8.3x and 8.4x either way, the means equal or lower.
-  EXPECT_LE(r.stalls(), 4u);
-  EXPECT_LT(r.worst_ratio(), 5.0);
+  // worst 8.3x and 8.4x either way, the means equal or lower. Since a
+  // startup ends on a round of its own queue (model_law_startup.cc) the
+  // model 5, the worst a repeat's request lost twice and an RTO (5.9x);
+  // over 150 seeds 65 -> 66 of 3,000, the worst 8.37x either way.
+  EXPECT_LE(r.stalls(), 5u);
+  EXPECT_LT(r.worst_ratio(), 6.0);
   EXPECT_LE(r.mean_ratio(0.05, true), 1.35);
 }
 

