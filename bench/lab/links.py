@@ -25,7 +25,9 @@ processes' samples carry it) so the phases line up across processes.
 import json
 import os
 import shutil
+import socket
 import subprocess
+import threading
 import time
 
 import wantrace
@@ -369,15 +371,58 @@ def changing_rate(lab, contenders, up, down, seed, reps, p):
             log(f"    {c.key:14s} changing rate rep {rep + 1}: " + "; ".join(
                 f"{ph['rate_bps'] / 1e6:g}M {ph['goodput_bps'] / ph['rate_bps']:.0%} q99 "
                 f"{ms(ph['qdelay_p99_ms'])}" + (f" drained {secs(ph.get('drained_s'))}" if "drained_s" in ph else "")
-                + (f" 80 % {secs(ph.get('regained_s'))}" if "regained_s" in ph else "") for ph in res["phases"])
+                + (f" 80 % {secs(ph.get('regained_s'))}" if "regained_s" in ph else "")
+                + (" (competitive)" if "competitive" in ph["law_states"] else "") for ph in res["phases"])
                 + f"; wanem CPU {res['series']['wanem_cpu']:.0%}" + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
     return out
+
+
+class LawSampler:
+    """The hub's (the download's sender's) window law every 250 ms from its
+    status socket (`ensemble-gw status --json`): [wall time, law state,
+    bottleneck Mbit/s, cwnd bytes, srtt ms]; nothing for a direct contender."""
+
+    def __init__(self, lab, c):
+        self.path = os.path.join(lab.tmp, f"{c.key}-hub.sock") if c.key.startswith("egw") else None
+        self.samples, self._stop = [], threading.Event()
+        self.t = threading.Thread(target=self._run, daemon=True)
+
+    def _one(self):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(1.0)
+            s.connect(self.path)
+            s.sendall(b"json\n")
+            s.shutdown(socket.SHUT_WR)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        for e in json.loads(data).get("ensembles", []):
+            self.samples.append([round(time.time(), 3), e["law_state"],
+                                 round(e["bottleneck_bytes_per_second"] * 8e-6, 2), e["cwnd_bytes"],
+                                 round(e["srtt_seconds"] * 1e3, 1)])
+
+    def _run(self):
+        while self.path and not self._stop.is_set():
+            try:
+                self._one()
+            except (OSError, ValueError, KeyError):
+                pass
+            self._stop.wait(0.25)
+
+    def __enter__(self):
+        self.t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self.t.join()
 
 
 def _changing_rate_run(lab, c, p):
     probe = background({"kind": "probe", "target": [server_ip(0), c.probe_port()], "src": client_ip(0),
                         "stop_s": 500, **PROBE})
     errors, step_at = [], []
+    law = LawSampler(lab, c).__enter__()
     try:
         time.sleep(p["idle_s"])
         idle = (time.time() - p["idle_s"] + 0.5, time.time())
@@ -395,6 +440,7 @@ def _changing_rate_run(lab, c, p):
         flow = r["flows"][0]
         errors += [flow["error"]] if "error" in flow else []
     finally:
+        law.__exit__()
         pr = collect(probe)
     carried = c.probe_port() != PROBE_PORT
     if carried:
@@ -402,6 +448,7 @@ def _changing_rate_run(lab, c, p):
         if n is None or n < pr["sent"] * 0.9:
             errors.append(f"the probe's datagrams did not take the gateway ({n} of {pr['sent']} carried)")
     return {"origin": t_load, "step_at": step_at, "end": end, "samples": wall(flow, r["t0_wall"]),
+            "law": [[round(x[0] - t_load, 3), *x[1:]] for x in law.samples],
             "probe_rtts": pr["rtts"], "probe": {"idle": summary(window(pr["rtts"], *idle)), "sent": pr["sent"],
                                                 "lost": pr["sent"] - len(pr["rtts"]), "carried": carried},
             "errors": errors}
@@ -420,7 +467,9 @@ def _phases(res, p, bounds_, origin):
               "goodput_bps": rate_bps(res["samples"], a, b), "qdelay_p99_ms": q[i]["p99_ms"],
               "qdelay_max_ms": q[i]["max_ms"],
               "probe": summary(window(res["probe_rtts"], a, b)),
-              "probe_late": summary(window(res["probe_rtts"], (a + b) / 2, b))}
+              "probe_late": summary(window(res["probe_rtts"], (a + b) / 2, b)),
+              # the hub's law states seen in the phase, in order (egw contenders)
+              "law_states": list(dict.fromkeys(x[1] for x in res["law"] if a - origin <= x[0] < b - origin))}
         # The 100 ms bins inside the phase: [(start s from the step, worst packet's wait ms)].
         bins = [(down["t0_s"] + k * s["bin_s"] - (a - origin), m) for k, m in enumerate(down["qmax_ms"])]
         bins = [(t, m) for t, m in bins if 0 <= t and t + s["bin_s"] <= b - a]

@@ -165,7 +165,9 @@ def changing_rate_table(name, e):
            f"phase's rate; the downlink's queue delay p99 over the phase and its second half (wanem's trace); the "
            f"probe's RTT p99; after a step down the worst 100 ms bin's queue and when a bin's worst packet first "
            f"waited < 20 ms after it; after a step up when the download first moved 80 % of the new rate over "
-           f"500 ms. {e['reps']} rep(s), medians (never: the phase's length).", "",
+           f"500 ms; \"competitive\": the hub's model law (its status socket, every 250 ms) took a queue for "
+           f"a competitor's and ran its CUBIC in that phase. {e['reps']} rep(s), medians (never: the phase's "
+           f"length).", "",
            "| contender | phase (s) | rate | goodput | queue p99, phase / 2nd half (ms) | probe RTT p99 (ms) "
            "| after the step |", "|---|---|---|---|---|---|---|"]
     for key, runs in e["results"].items():
@@ -186,6 +188,9 @@ def changing_rate_table(name, e):
             elif "regained_s" in phs[0]:
                 g = m(lambda ph: span if ph["regained_s"] is None else ph["regained_s"])
                 after = "80 % after " + ("never" if all(ph["regained_s"] is None for ph in phs) else f"{g:.1f} s")
+            competing = sum("competitive" in ph.get("law_states", ()) for ph in phs)
+            if competing:
+                after += f"{'; ' if after else ''}competitive ({competing} of {len(phs)})"
             out.append(f"| {label(key) if i == 0 else ''} | {m(lambda ph: ph['from_s']):.0f}-"
                        f"{m(lambda ph: ph['to_s']):.0f} | {rate / 1e6:g} | "
                        f"{pct(m(lambda ph: ph['goodput_bps']) / rate)} | "
