@@ -422,25 +422,24 @@ def _changing_rate_run(lab, c, p):
     probe = background({"kind": "probe", "target": [server_ip(0), c.probe_port()], "src": client_ip(0),
                         "stop_s": 500, **PROBE})
     errors, step_at = [], []
-    law = LawSampler(lab, c).__enter__()
     try:
-        time.sleep(p["idle_s"])
-        idle = (time.time() - p["idle_s"] + 0.5, time.time())
-        t_load = time.time()
-        # 16 KB samples: at 2 Mbit/s one every 66 ms, fine enough for the regain time.
-        bulk = background({"kind": "flows", "sample_bytes": 16384, "flows": [
-            {"target": c.target(), "src": client_ip(2), "bytes": 10 ** 12, "stop_s": p["seconds"]}]})
-        step_at.append(t_load)
-        for t_s, bps in p["steps"][1:]:
-            time.sleep(max(0.0, t_load + t_s - time.time()))
-            lab.link_command(f"set b2a rate={int(bps)}")
-            step_at.append(time.time())
-        r = collect(bulk, stop=False)
-        end = t_load + p["seconds"]
-        flow = r["flows"][0]
-        errors += [flow["error"]] if "error" in flow else []
+        with LawSampler(lab, c) as law:
+            time.sleep(p["idle_s"])
+            idle = (time.time() - p["idle_s"] + 0.5, time.time())
+            t_load = time.time()
+            # 16 KB samples: at 2 Mbit/s one every 66 ms, fine enough for the regain time.
+            bulk = background({"kind": "flows", "sample_bytes": 16384, "flows": [
+                {"target": c.target(), "src": client_ip(2), "bytes": 10 ** 12, "stop_s": p["seconds"]}]})
+            step_at.append(t_load)
+            for t_s, bps in p["steps"][1:]:
+                time.sleep(max(0.0, t_load + t_s - time.time()))
+                lab.link_command(f"set b2a rate={int(bps)}")
+                step_at.append(time.time())
+            r = collect(bulk, stop=False)
+            end = t_load + p["seconds"]
+            flow = r["flows"][0]
+            errors += [flow["error"]] if "error" in flow else []
     finally:
-        law.__exit__()
         pr = collect(probe)
     carried = c.probe_port() != PROBE_PORT
     if carried:
