@@ -163,7 +163,7 @@ def changing_rate_table(name, e):
            f"{at} s) while one bulk download runs through the "
            f"contender for {p['seconds']:g} s, the UDP probe (50 packets/s) beside it. Per phase: goodput / the "
            f"phase's rate; the downlink's queue delay p99 over the phase and its second half (wanem's trace); the "
-           f"probe's RTT p99; after a step down the worst 100 ms bin's queue and when a bin's worst packet first "
+           f"probe's RTT p99 (\"gateway\": the contender carries it); after a step down the worst 100 ms bin's queue and when a bin's worst packet first "
            f"waited < 20 ms after it; after a step up when the download first moved 80 % of the new rate over "
            f"500 ms; \"competitive\": the hub's model law (its status socket, every 250 ms) took a queue for "
            f"a competitor's and ran its CUBIC in that phase. {e['reps']} rep(s), medians (never: the phase's "
@@ -195,7 +195,8 @@ def changing_rate_table(name, e):
                        f"{m(lambda ph: ph['to_s']):.0f} | {rate / 1e6:g} | "
                        f"{pct(m(lambda ph: ph['goodput_bps']) / rate)} | "
                        f"{ms(m(lambda ph: ph['qdelay_p99_ms']))} / {ms(m(lambda ph: ph['qdelay_late_p99_ms']))} | "
-                       f"{ms(m(lambda ph: ph['probe']['p99_ms']))} | {after} |")
+                       f"{ms(m(lambda ph: ph['probe']['p99_ms']))}"
+                       f"{' (gateway)' if any(r['probe']['carried'] for r in runs) else ''} | {after} |")
     return "\n".join(out)
 
 
