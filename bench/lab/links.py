@@ -11,6 +11,11 @@
               at once): the share of the link they fill after warm_s.
   compete     the contender's download sharing the bottleneck with n direct
               CUBIC downloads outside the tunnel: its rate / one CUBIC flow's.
+  changing_rate  one bulk download through the contender, the probe beside
+              it, while the downlink's rate steps (LTE, cable, Wi-Fi): per
+              rate phase the goodput and the queue; after a step down the
+              peak queue and when it drained, after a step up when the
+              download had the new rate again.
 
 Every run is traced by wanem (--trace): per direction, the link's rate and
 the queue delay every 100 ms (wantrace.py), and wanem's own CPU share, so the
@@ -20,7 +25,9 @@ processes' samples carry it) so the phases line up across processes.
 import json
 import os
 import shutil
+import socket
 import subprocess
+import threading
 import time
 
 import wantrace
@@ -50,12 +57,14 @@ class Traced:
         self.cpu = (cpu1[0] - self.cpu0[0]) / max(1e-9, cpu1[1] - self.cpu0[1])
         self.lab.start_link(self.up, self.down, seed=self.seed)  # stops the traced one: its trace flushed
 
-    def series(self, origin, t_from=None, t_to=None, udp_port=None):
+    def series(self, origin, t_from=None, t_to=None, udp_port=None, phases=None):
         """The trace binned (wantrace.py), times relative to `origin` (wall clock);
-        queue delay quantiles over [t_from, t_to] (wall clock) per direction;
-        with udp_port, the random drops of that port's datagrams (a tunnel's)."""
+        queue delay quantiles over [t_from, t_to] (wall clock) per direction, and
+        over each of `phases` ([from, to] wall clock); with udp_port, the random
+        drops of that port's datagrams (a tunnel's)."""
         win = None if t_from is None else (t_from - origin, t_to - origin)
-        s = wantrace.analyse(self.path, {"a2b": self.up, "b2a": self.down}, self.t0 - origin, win)
+        rel = [(a - origin, b - origin) for a, b in phases] if phases else None
+        s = wantrace.analyse(self.path, {"a2b": self.up, "b2a": self.down}, self.t0 - origin, win, rel)
         s["wanem_cpu"] = round(self.cpu, 3)
         if udp_port:
             s["tunnel_drops"] = wantrace.drops(self.path, self.t0 - origin, udp_port)
@@ -329,3 +338,155 @@ def fmt_pct(bps, link):
 
 def ms(x):
     return "–" if x is None else f"{x:.0f} ms"
+
+
+# ---------------------------------------------------------------- changing rate
+
+DRAINED_MS = 20      # a step down's queue is drained once a 100 ms bin's worst packet waits less
+REGAINED = 0.8       # a step up is taken once the download moves this share of the new rate ...
+REGAIN_WINDOW_S = 0.5  # ... over this long
+
+
+def changing_rate(lab, contenders, up, down, seed, reps, p):
+    """p["steps"]: [[s from the download's start, downlink bit/s], ...], the
+    first the link's own rate; the download runs p["seconds"] after p["idle_s"]
+    of the probe alone. Per phase: goodput / its rate, the downlink's queue
+    delay and the probe's RTT; see the module doc."""
+    out = {"params": p, "results": {c.key: [] for c in contenders}}
+    for rep in range(reps):
+        for c in rotated(contenders, rep):
+            cold(lab, c)
+            quiet(lab)
+            tag = f"cr-{c.key}-{rep}-{int(time.time())}"
+            with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
+                res = _changing_rate_run(lab, c, p)
+            done(lab, c)
+            origin = res.pop("origin")
+            bounds_ = [(a, b) for a, b in zip(res["step_at"], res["step_at"][1:] + [res["end"]])]
+            halves = [((a + b) / 2, b) for a, b in bounds_]  # settled: the phase's second half
+            res["series"] = tr.series(origin, bounds_[0][0], res["end"], getattr(c, "udp", None), bounds_ + halves)
+            res["phases"] = _phases(res, p, bounds_, origin)
+            del res["samples"], res["probe_rtts"]
+            out["results"][c.key].append(res)
+            log(f"    {c.key:14s} changing rate rep {rep + 1}: " + "; ".join(
+                f"{ph['rate_bps'] / 1e6:g}M {ph['goodput_bps'] / ph['rate_bps']:.0%} q99 "
+                f"{ms(ph['qdelay_p99_ms'])}" + (f" drained {secs(ph.get('drained_s'))}" if "drained_s" in ph else "")
+                + (f" 80 % {secs(ph.get('regained_s'))}" if "regained_s" in ph else "")
+                + (" (competitive)" if "competitive" in ph["law_states"] else "") for ph in res["phases"])
+                + f"; wanem CPU {res['series']['wanem_cpu']:.0%}" + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
+    return out
+
+
+class LawSampler:
+    """The hub's (the download's sender's) window law every 250 ms from its
+    status socket (`ensemble-gw status --json`): [wall time, law state,
+    bottleneck Mbit/s, cwnd bytes, srtt ms]; nothing for a direct contender."""
+
+    def __init__(self, lab, c):
+        self.path = os.path.join(lab.tmp, f"{c.key}-hub.sock") if c.key.startswith("egw") else None
+        self.samples, self._stop = [], threading.Event()
+        self.t = threading.Thread(target=self._run, daemon=True)
+
+    def _one(self):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(1.0)
+            s.connect(self.path)
+            s.sendall(b"json\n")
+            s.shutdown(socket.SHUT_WR)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        for e in json.loads(data).get("ensembles", []):
+            self.samples.append([round(time.time(), 3), e["law_state"],
+                                 round(e["bottleneck_bytes_per_second"] * 8e-6, 2), e["cwnd_bytes"],
+                                 round(e["srtt_seconds"] * 1e3, 1)])
+
+    def _run(self):
+        while self.path and not self._stop.is_set():
+            try:
+                self._one()
+            except (OSError, ValueError, KeyError):
+                pass
+            self._stop.wait(0.25)
+
+    def __enter__(self):
+        self.t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self.t.join()
+
+
+def _changing_rate_run(lab, c, p):
+    probe = background({"kind": "probe", "target": [server_ip(0), c.probe_port()], "src": client_ip(0),
+                        "stop_s": 500, **PROBE})
+    errors, step_at = [], []
+    try:
+        with LawSampler(lab, c) as law:
+            time.sleep(p["idle_s"])
+            idle = (time.time() - p["idle_s"] + 0.5, time.time())
+            t_load = time.time()
+            # 16 KB samples: at 2 Mbit/s one every 66 ms, fine enough for the regain time.
+            bulk = background({"kind": "flows", "sample_bytes": 16384, "flows": [
+                {"target": c.target(), "src": client_ip(2), "bytes": 10 ** 12, "stop_s": p["seconds"]}]})
+            step_at.append(t_load)
+            for t_s, bps in p["steps"][1:]:
+                time.sleep(max(0.0, t_load + t_s - time.time()))
+                lab.link_command(f"set b2a rate={int(bps)}")
+                step_at.append(time.time())
+            r = collect(bulk, stop=False)
+            end = t_load + p["seconds"]
+            flow = r["flows"][0]
+            errors += [flow["error"]] if "error" in flow else []
+    finally:
+        pr = collect(probe)
+    carried = c.probe_port() != PROBE_PORT
+    if carried:
+        n = c.udp_datagrams_carried()
+        if n is None or n < pr["sent"] * 0.9:
+            errors.append(f"the probe's datagrams did not take the gateway ({n} of {pr['sent']} carried)")
+    return {"origin": t_load, "step_at": step_at, "end": end, "samples": wall(flow, r["t0_wall"]),
+            "law": [[round(x[0] - t_load, 3), *x[1:]] for x in law.samples],
+            "probe_rtts": pr["rtts"], "probe": {"idle": summary(window(pr["rtts"], *idle)), "sent": pr["sent"],
+                                                "lost": pr["sent"] - len(pr["rtts"]), "carried": carried},
+            "errors": errors}
+
+
+def _phases(res, p, bounds_, origin):
+    """Per phase: goodput, the downlink's queue (p99 over the phase and over
+    its second half, from the trace), the probe's RTT (and over the second half); after a step down the
+    peak and when the queue first drained below DRAINED_MS after it, after a
+    step up when the download first moved REGAINED of the rate."""
+    s, down = res["series"], res["series"]["b2a"]
+    q = s["phase_qdelay_ms"]["b2a"]
+    out = []
+    for i, ((a, b), (_, bps)) in enumerate(zip(bounds_, p["steps"])):
+        ph = {"rate_bps": bps, "from_s": round(a - origin, 3), "to_s": round(b - origin, 3),
+              "goodput_bps": rate_bps(res["samples"], a, b), "qdelay_p99_ms": q[i]["p99_ms"],
+              "qdelay_max_ms": q[i]["max_ms"],
+              "probe": summary(window(res["probe_rtts"], a, b)),
+              "probe_late": summary(window(res["probe_rtts"], (a + b) / 2, b)),
+              # the hub's law states seen in the phase, in order (egw contenders)
+              "law_states": list(dict.fromkeys(x[1] for x in res["law"] if a - origin <= x[0] < b - origin))}
+        # The 100 ms bins inside the phase: [(start s from the step, worst packet's wait ms)].
+        bins = [(down["t0_s"] + k * s["bin_s"] - (a - origin), m) for k, m in enumerate(down["qmax_ms"])]
+        bins = [(t, m) for t, m in bins if 0 <= t and t + s["bin_s"] <= b - a]
+        ph["qdelay_late_p99_ms"] = q[len(bounds_) + i]["p99_ms"]
+        if i and bps < p["steps"][i - 1][1] and bins:
+            k = max(range(len(bins)), key=lambda j: bins[j][1])
+            ph["peak_ms"] = bins[k][1]
+            ph["drained_s"] = next((round(t + s["bin_s"], 2) for t, m in bins[k:] if m < DRAINED_MS), None)
+        elif i:
+            t, ph["regained_s"] = a + REGAIN_WINDOW_S, None
+            while t <= b:
+                if rate_bps(res["samples"], t - REGAIN_WINDOW_S, t) >= REGAINED * bps:
+                    ph["regained_s"] = round(t - a, 2)
+                    break
+                t += 0.1
+        out.append(ph)
+    return out
+
+
+def secs(x):
+    return "never" if x is None else f"{x:.1f} s"

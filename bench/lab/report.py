@@ -41,7 +41,7 @@ def count_errors(results):
         for per in e.get("results", {}).values():
             if e["kind"] == "pages":
                 n += sum(cell["errors"] for cell in per.values())
-            elif e["kind"] in ("join", "bursts", "www", "full_links", "bulk", "h2_page"):
+            elif e["kind"] in ("join", "bursts", "www", "full_links", "bulk", "h2_page", "changing_rate"):
                 n += sum(len(r["errors"]) for r in per)
             else:
                 n += sum(len(r["errors"]) if isinstance(r["errors"], list) else r["errors"]

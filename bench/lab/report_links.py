@@ -155,7 +155,53 @@ def compete_table(name, e):
     return "\n".join(out)
 
 
-TABLES = {"full_links": full_links_table, "bulk": bulk_table, "compete": compete_table}
+def changing_rate_table(name, e):
+    p = e["params"]
+    steps = " -> ".join(f"{bps / 1e6:g}" for _, bps in p["steps"])
+    at = ", ".join(f"{t:g}" for t, _ in p["steps"][1:])
+    out = [f"**{name}** ({link_text(e)}): the downlink steps {steps} Mbit/s (at "
+           f"{at} s) while one bulk download runs through the "
+           f"contender for {p['seconds']:g} s, the UDP probe (50 packets/s) beside it. Per phase: goodput / the "
+           f"phase's rate; the downlink's queue delay p99 over the phase and its second half (wanem's trace); the "
+           f"probe's RTT p99 (\"gateway\": the contender carries it); after a step down the worst 100 ms bin's queue and when a bin's worst packet first "
+           f"waited < 20 ms after it; after a step up when the download first moved 80 % of the new rate over "
+           f"500 ms; \"competitive\": the hub's model law (its status socket, every 250 ms) took a queue for "
+           f"a competitor's and ran its CUBIC in that phase. {e['reps']} rep(s), medians (never: the phase's "
+           f"length).", "",
+           "| contender | phase (s) | rate | goodput | queue p99, phase / 2nd half (ms) | probe RTT p99 (ms) "
+           "| after the step |", "|---|---|---|---|---|---|---|"]
+    for key, runs in e["results"].items():
+        if not runs:
+            continue
+        for i in range(len(p["steps"])):
+            phs = [r["phases"][i] for r in runs]
+
+            def m(f):
+                return med(f(ph) for ph in phs)
+            rate = phs[0]["rate_bps"]
+            span = m(lambda ph: ph["to_s"] - ph["from_s"])
+            after = ""
+            if "drained_s" in phs[0]:
+                d = m(lambda ph: span if ph["drained_s"] is None else ph["drained_s"])
+                after = f"peak {ms(m(lambda ph: ph['peak_ms']))} ms, < 20 ms after " + (
+                    "never" if all(ph["drained_s"] is None for ph in phs) else f"{d:.1f} s")
+            elif "regained_s" in phs[0]:
+                g = m(lambda ph: span if ph["regained_s"] is None else ph["regained_s"])
+                after = "80 % after " + ("never" if all(ph["regained_s"] is None for ph in phs) else f"{g:.1f} s")
+            competing = sum("competitive" in ph.get("law_states", ()) for ph in phs)
+            if competing:
+                after += f"{'; ' if after else ''}competitive ({competing} of {len(phs)})"
+            out.append(f"| {label(key) if i == 0 else ''} | {m(lambda ph: ph['from_s']):.0f}-"
+                       f"{m(lambda ph: ph['to_s']):.0f} | {rate / 1e6:g} | "
+                       f"{pct(m(lambda ph: ph['goodput_bps']) / rate)} | "
+                       f"{ms(m(lambda ph: ph['qdelay_p99_ms']))} / {ms(m(lambda ph: ph['qdelay_late_p99_ms']))} | "
+                       f"{ms(m(lambda ph: ph['probe']['p99_ms']))}"
+                       f"{' (gateway)' if any(r['probe']['carried'] for r in runs) else ''} | {after} |")
+    return "\n".join(out)
+
+
+TABLES = {"full_links": full_links_table, "bulk": bulk_table, "compete": compete_table,
+          "changing_rate": changing_rate_table}
 
 
 # ------------------------------------------------------------------ goals (issue 20, the defaults)
@@ -184,6 +230,22 @@ def goals(results, row, key="egw"):
                         for dd in e["params"]["directions"])
             row(f"{name}: " + ("one stream" if len(e["params"]["directions"]) == 1 else "bulk both ways")
                 + " >= 90 % of the link", f"{worst:.0%}", worst >= 0.9)
+        elif e["kind"] == "changing_rate":
+            # The simulator's bounds (tests/scenarios/changing_rate_test.cc): a step
+            # down's queue drained within the max filter's two cycles (6 s), a step
+            # up's rate found within one cycle and its probes (3.5 s).
+            steps = e["params"]["steps"]
+            for i in range(1, len(steps)):
+                phs = [r["phases"][i] for r in runs]
+                what = f"{steps[i - 1][1] / 1e6:g} -> {steps[i][1] / 1e6:g} Mbit/s"
+                if "drained_s" in phs[0]:
+                    d = med(99 if ph["drained_s"] is None else ph["drained_s"] for ph in phs)
+                    row(f"{name}: {what}: the queue below 20 ms within 6 s", "never" if d == 99 else f"{d:.1f} s",
+                        d <= 6)
+                else:
+                    g = med(99 if ph["regained_s"] is None else ph["regained_s"] for ph in phs)
+                    row(f"{name}: {what}: 80 % of the rate within 3.5 s", "never" if g == 99 else f"{g:.1f} s",
+                        g <= 3.5)
         elif e["kind"] == "compete":
             for n, rs in runs.items():
                 s = med(r["share"] for r in rs)
@@ -213,7 +275,13 @@ def _timeseries(plt, title, e, per_key):
             ser = s.get(d) or {}
             ts = [ser.get("t0_s", 0) + i * s["bin_s"] for i in range(len(ser.get("mbps", [])))]
             row[0].plot(ts, ser.get("mbps", []), color=color, linewidth=0.8, label=name)
-            row[0].axhline(rate / 1e6, color=color, linestyle="dashed", linewidth=0.5)
+            phases = per_key[key][0].get("phases")
+            if phases and d == "b2a":  # the downlink's rate steps (changing_rate)
+                xs = [x for ph in phases for x in (ph["from_s"], ph["to_s"])]
+                row[0].plot(xs, [ph["rate_bps"] / 1e6 for ph in phases for _ in (0, 1)], color=color,
+                            linestyle="dashed", linewidth=0.5)
+            else:
+                row[0].axhline(rate / 1e6, color=color, linestyle="dashed", linewidth=0.5)
             row[1].plot(ts, [x if x is not None else float("nan") for x in ser.get("qdelay_ms", [])], color=color,
                         linewidth=0.8, label=name)
         row[0].set_ylabel(label(key), fontsize=7)

@@ -7,23 +7,29 @@ is the link model's (link.h), rebuilt from the arrivals: a packet starts on
 the wire at max(its enq, the previous packet's finish), so wanem waking late
 on a busy machine does not show as queue; that lateness (deq - delay - the
 model's finish; `deq` is logged at departure) is reported beside it.
+A `rate` line (wanem's `set`) changes a direction's rate for the packets
+that start on the wire after it, as in wanem's model.
 """
+import bisect
 import collections
 
 BIN_S = 0.1
 
 
-def analyse(path, links, offset_s, win=None):
+def analyse(path, links, offset_s, win=None, phases=None):
     """{"bin_s", "a2b"/"b2a": {"t0_s", "mbps": [...], "qdelay_ms": [...] (mean per bin),
     "qmax_ms": [...]}, "qdelay_ms": {dir: {p50_ms, p99_ms, max_ms}} over win,
     "wanem_late_ms": {dir: {p50_ms, p99_ms}} (departures after the model's time)}.
     links: {dir: netlab.Link}; offset_s: added to trace times (the caller's origin);
-    win: (from_s, to_s) in the caller's times, for the quantiles."""
+    win: (from_s, to_s) in the caller's times, for the quantiles; phases: a list
+    of such windows, their quantiles in "phase_qdelay_ms": {dir: [...]}."""
     waiting = {d: collections.deque() for d in links}
     bins = {d: {} for d in links}  # bin -> [bytes, delay sum, count, max]
     in_win = {d: [] for d in links}
+    in_phase = {d: [[] for _ in phases or ()] for d in links}
     late = {d: [] for d in links}
     finish = {d: float("-inf") for d in links}
+    changes = {d: ([], []) for d in links}  # (times, rates) of `rate` lines
     with open(path) as f:
         for line in f:
             if line.startswith("#"):
@@ -33,7 +39,10 @@ def analyse(path, links, offset_s, win=None):
                 continue
             d, ev = parts[1], parts[2]
             t = int(parts[0]) / 1e6 + offset_s
-            if ev == "enq":
+            if ev == "rate":
+                changes[d][0].append(t)
+                changes[d][1].append(int(parts[3]))
+            elif ev == "enq":
                 waiting[d].append((t, parts[3:]))
             elif ev == "drop_le":
                 q = waiting[d]
@@ -45,8 +54,9 @@ def analyse(path, links, offset_s, win=None):
                 t_enq, _ = waiting[d].popleft()
                 link = links[d]
                 size = int(parts[3])
-                ser = size * 8 / link.rate_bps if link.rate_bps else 0.0
                 start = max(t_enq, finish[d])
+                rate = _rate_at(changes[d], start, link.rate_bps)
+                ser = size * 8 / rate if rate else 0.0
                 finish[d] = start + ser
                 on_wire, delay = start, start - t_enq
                 late[d].append(t - link.delay_ms / 1e3 - finish[d])
@@ -57,6 +67,9 @@ def analyse(path, links, offset_s, win=None):
                 b[3] = max(b[3], delay)
                 if win and win[0] <= on_wire <= win[1]:
                     in_win[d].append(delay)
+                for i, (a, b) in enumerate(phases or ()):
+                    if a <= on_wire < b:
+                        in_phase[d][i].append(delay)
     out = {"bin_s": BIN_S, "qdelay_ms": {}}
     for d in links:
         keys = sorted(bins[d])
@@ -72,9 +85,20 @@ def analyse(path, links, offset_s, win=None):
                       "qmax_ms": [round(1e3 * bins[d].get(k, empty)[3], 2) for k in span]}
         xs = sorted(in_win[d])
         out["qdelay_ms"][d] = {"p50_ms": _q(xs, 0.5), "p99_ms": _q(xs, 0.99), "max_ms": _q(xs, 1.0)}
+        if phases:
+            out.setdefault("phase_qdelay_ms", {})[d] = [
+                {"p50_ms": _q(xs, 0.5), "p99_ms": _q(xs, 0.99), "max_ms": _q(xs, 1.0)}
+                for xs in map(sorted, in_phase[d])]
         ls = sorted(late[d])
         out.setdefault("wanem_late_ms", {})[d] = {"p50_ms": _q(ls, 0.5), "p99_ms": _q(ls, 0.99)}
     return out
+
+
+def _rate_at(changes, t, rate):
+    """The rate of the last change strictly before t (a packet that starts
+    the moment of a change was started by wanem before applying it)."""
+    i = bisect.bisect_left(changes[0], t)
+    return changes[1][i - 1] if i else rate
 
 
 def _q(xs, q):

@@ -123,6 +123,7 @@ class Wanem {
   void command(const std::string& line);
   void print_stats();
   void trace(const Direction& d, const char* event, const std::uint8_t* bytes, std::size_t len, Time now);
+  void trace_rate(const Direction& d, Time now);
 
   Direction dirs_[2];
   Pool pool_;
@@ -147,6 +148,15 @@ void Wanem::trace(const Direction& d, const char* event, const std::uint8_t* byt
   } else {
     std::fprintf(trace_, "%lld %s %s %zu %u - -\n", t_us, d.name, event, len, ip.protocol);
   }
+}
+
+// The rate a `set` left (changed or not): the trace's reader rebuilds each
+// packet's time on the wire from it (bench/lab/wantrace.py).
+void Wanem::trace_rate(const Direction& d, Time now) {
+  if (!trace_) return;
+  const long long t_us = std::chrono::duration_cast<std::chrono::microseconds>(now - start_).count();
+  std::fprintf(trace_, "%lld %s rate %llu - - -\n", t_us, d.name,
+               static_cast<unsigned long long>(d.link.config().rate_bps));
 }
 
 void Wanem::read_packets(Direction& d) {
@@ -277,6 +287,9 @@ void Wanem::command(const std::string& line) {
       for (Direction& d : dirs_) send_due(d, now);
       if (a2b) dirs_[0].link.configure(ca);
       if (b2a) dirs_[1].link.configure(cb);
+      for (int i = 0; i < 2; ++i) {
+        if (i == 0 ? a2b : b2a) trace_rate(dirs_[i], now);
+      }
       std::printf("ok\n");
     } else {
       std::printf("error: %s\n", err.c_str());

@@ -67,6 +67,21 @@ class WanTrace(unittest.TestCase):
         self.assertEqual(s["a2b"]["t0_s"], 0.2)
         self.assertIsNone(s["qdelay_ms"]["b2a"]["p50_ms"])  # no window given
 
+    def test_a_rate_change_applies_to_packets_that_start_after_it(self):
+        # Three back to back at 12 Mbit/s (1 ms each); at 0.5 ms the rate
+        # drops to 3 Mbit/s (4 ms each): the first keeps its 1 ms, the
+        # second waits 1 ms, the third 1 + 4 = 5 ms.
+        lines = [f"0 b2a enq 1500 6 80 {k}" for k in range(3)]
+        lines.append("500 b2a rate 3000000 - - -")
+        lines += [f"{f + DELAY_US} b2a deq 1500 6 80 {k}" for k, f in enumerate((1000, 5000, 9000))]
+        path = trace(lines)
+        try:
+            s = analyse(path, {"a2b": LINK, "b2a": LINK}, 0.0, (0.0, 1.0))
+        finally:
+            os.unlink(path)
+        self.assertAlmostEqual(s["qdelay_ms"]["b2a"]["max_ms"], 5.0, places=3)
+        self.assertAlmostEqual(s["wanem_late_ms"]["b2a"]["p99_ms"], 0.0, places=3)
+
     def test_offset_moves_the_origin(self):
         s = analyse(self.path, {"a2b": LINK, "b2a": LINK}, -0.15)
         self.assertAlmostEqual(s["a2b"]["t0_s"], 0.0, places=6)

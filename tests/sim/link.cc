@@ -89,6 +89,12 @@ void Link::send(Packet packet) {
   notify(LinkEvent::Kind::enqueue, DropCause::queue_full, low_priority);
 }
 
+void Link::set_rate(std::uint64_t bits_per_second) {
+  if (bits_per_second == 0) throw std::invalid_argument("Link: rate must be > 0");
+  config_.rate_bits_per_second = bits_per_second;
+  remainder_ = 0;  // a fraction of the old rate's microsecond means nothing at the new
+}
+
 void Link::transmit(Packet packet) {
   busy_ = true;
   // bits * 1e6 / rate microseconds, with the remainder carried.

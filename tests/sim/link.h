@@ -17,7 +17,10 @@
 //    to a full queue evicts the newest queued low-priority packet instead of
 //    being dropped itself (fast start's "low drop priority", RFC 8622 LE);
 //  - jitter adds a uniform random extra delay in [0, max_jitter] per packet
-//    after transmission, so a later packet can overtake an earlier one.
+//    after transmission, so a later packet can overtake an earlier one;
+//  - set_rate() changes the rate at run time (an LTE or Wi-Fi link whose
+//    rate steps): the packet on the wire finishes at the old rate, the
+//    next one starts at the new (as bench/wanem does).
 // Randomness only comes from the std::mt19937_64 passed in.
 #pragma once
 
@@ -85,6 +88,8 @@ class Link {
   Link& operator=(const Link&) = delete;
 
   void send(Packet packet);
+  // From now on; must be > 0. The queue stays: only its drain rate changes.
+  void set_rate(std::uint64_t bits_per_second);
 
   // Time series hook (enqueue, drop, deliver); set to {} to remove.
   void set_observer(std::function<void(const LinkEvent&)> observer) { observer_ = std::move(observer); }

@@ -59,6 +59,32 @@ TEST(LinkTest, SerializationPlusPropagationIsExact) {
   EXPECT_EQ(h.link.stats().bytes_delivered, 3000u);
 }
 
+// A rate step while a queue waits: the packet on the wire keeps the old
+// rate, the ones behind it drain at the new one (a step down makes the
+// standing queue longer in time, as on an LTE link).
+TEST(LinkTest, RateChangeAppliesFromTheNextPacketOn) {
+  LinkConfig config;
+  config.rate_bits_per_second = 12'000'000;  // 1500 B = 1000 us
+  config.propagation_delay = ms(10);
+  Harness h(config);
+  for (std::uint32_t i = 0; i < 3; ++i) h.link.send(numbered(i, 1500));
+  h.loop.run_until(at_us(500));  // packet 0 is half on the wire
+  h.link.set_rate(3'000'000);    // 1500 B = 4000 us
+  EXPECT_EQ(h.link.serialization_time(1500), us(4'000));
+  EXPECT_EQ(h.link.config().rate_bits_per_second, 3'000'000u);
+  EXPECT_EQ(h.link.queue_packets(), 2u);
+  h.loop.run_until(instant_at(ms(20)));
+  h.link.set_rate(24'000'000);  // the link idle: the next arrival goes at once
+  h.link.send(numbered(3, 1500));
+  h.loop.run_until(instant_at(ms(100)));
+  ASSERT_EQ(h.arrivals.size(), 4u);
+  EXPECT_EQ(h.arrivals[0].time, at_us(1'000 + 10'000));
+  EXPECT_EQ(h.arrivals[1].time, at_us(5'000 + 10'000));
+  EXPECT_EQ(h.arrivals[2].time, at_us(9'000 + 10'000));
+  EXPECT_EQ(h.arrivals[3].time, at_us(20'000 + 500 + 10'000));
+  EXPECT_THROW(h.link.set_rate(0), std::invalid_argument);
+}
+
 TEST(LinkTest, OverheadBytesCountOnTheWire) {
   LinkConfig config;
   config.rate_bits_per_second = 10'000'000;
