@@ -152,6 +152,7 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   }
   sample_ack_path(rs);
   sample_down(rs);
+  sample_standing(rs);
   advance_state(inflight, now);
   startup_app_limited_ = rs.is_app_limited;
   update_cwnd(rs.acked_bytes);
@@ -232,9 +233,13 @@ void ModelLaw::advance_state(ByteCount inflight, Instant now) {
     case State::probe_rtt: check_probe_rtt(inflight, now); return;
   }
   // Judged on a fresh RTT sample (update_min_rtt ran: a pause reset it).
-  if (state_ == State::probe_bw && !competitive_ && last_rtt_sample_ == now &&
-      now - last_near_min_ >= kStandingWindow) {
-    enter_competitive();
+  if (state_ == State::probe_bw && !competitive_ && last_rtt_sample_ == now) {
+    const Duration standing = now - last_near_min_;
+    if (standing >= kRebaseWindow && rebase_on_own_queue(now)) {
+      // a smaller bw: the standing window starts again
+    } else if (standing >= kStandingWindow) {
+      enter_competitive();
+    }
   }
   // Competing, ProbeRTT would only measure the other queue and take it for
   // the path's RTT.

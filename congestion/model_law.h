@@ -136,6 +136,13 @@ class ModelLaw final : public WindowLaw {
   // A DOWN that did not drain and delivered below this share of bw: bw is
   // above the link (model_law_down.cc).
   static constexpr double kDownShortfall = 0.95;
+  // A standing queue for kRebaseWindow over which the link delivered less
+  // than kStandingShortfall of bw is first taken for our own window over a
+  // slower link (model_law_down.cc). 2 s: at 1 s the simulator's model held
+  // 0.17x one CUBIC flow within the lab's 15 s (the test shrank the share
+  // CUBIC's slow start was taking); at 2 s 0.63-0.79x (0.82-0.84x without).
+  static constexpr double kStandingShortfall = 0.8;
+  static constexpr Duration kRebaseWindow = ms(2'000);
 
   explicit ModelLaw(const WindowLawParams& params);
 
@@ -197,6 +204,8 @@ class ModelLaw final : public WindowLaw {
   Duration standing_threshold() const;
   Duration own_target_delay() const;  // the queue target at bw
   void enter_competitive();
+  void sample_standing(const RateSample& rs);
+  bool rebase_on_own_queue(Instant now);
   void enter_phase(Phase phase, Instant now);
   void enter_probe_rtt(Instant now);
   void check_probe_rtt(ByteCount inflight, Instant now);
@@ -259,6 +268,11 @@ class ModelLaw final : public WindowLaw {
 
   Instant last_rtt_sample_{};
   Instant last_near_min_{};  // the last RTT sample within standing_threshold() of min_rtt
+  // Delivered since last_near_min_ (the standing queue's evidence window).
+  Instant standing_since_{};
+  ByteCount standing_acked_ = 0;
+  bool standing_app_limited_ = false;
+  std::optional<Instant> last_standing_rebase_;
   std::uint64_t cycle_count_ = 0;
   bool cycle_drains_ = true;
   std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;

@@ -5,6 +5,8 @@
 // queue shows in the RTT (within 1.5 min_rtt; beyond it the competition
 // rule decides), says bw is above the link: the model takes what DOWN
 // delivered.
+#include <algorithm>
+
 #include "congestion/delivery_rate.h"
 #include "congestion/model_law.h"
 
@@ -40,6 +42,42 @@ void ModelLaw::check_down_drained(ByteCount inflight, Instant now) {
   if (delivered >= kDownShortfall * bw_bytes_per_s()) return;
   bw_hi_ = {delivered, delivered};
   ++bw_corrections_;
+}
+
+void ModelLaw::sample_standing(const RateSample& rs) {
+  if (standing_since_ != last_near_min_) {
+    standing_since_ = last_near_min_;
+    standing_acked_ = 0;
+    standing_app_limited_ = false;
+  }
+  standing_acked_ += rs.acked_bytes;
+  if (rs.is_app_limited) standing_app_limited_ = true;
+}
+
+// The standing-queue rule's evidence (model_law.cc, enter_competitive) is
+// also what a link that got slower shows: after a step from 20 to 5 or 2
+// Mbit/s the max filter keeps the old rate for up to two cycles, the window
+// (bw_old x min_rtt) keeps 200-700 ms of our own queue, DOWN's check stays
+// off (the RTT is above 1.5 min_rtt), and the law went CUBIC on its own
+// queue and filled the buffer (ScenarioChangingRate: 1 of 12 steps down
+// drained). So after kRebaseWindow of standing queue, once per two standing
+// windows: if the link delivered clearly less than bw, take that rate, and
+// give the queue two round trips to drain at the smaller window. Ours does
+// (12 of 12, 2.0-2.8 s after the step); a competitor's stays, and the
+// standing rule competes then, at about the time it would have.
+bool ModelLaw::rebase_on_own_queue(Instant now) {
+  if (standing_app_limited_ || now <= standing_since_) return false;
+  if (last_standing_rebase_ && now - *last_standing_rebase_ < 2 * kStandingWindow) return false;
+  const double delivered = static_cast<double>(standing_acked_) / to_seconds(now - standing_since_);
+  if (delivered >= kStandingShortfall * bw_bytes_per_s()) return false;
+  bw_hi_ = {delivered, delivered};
+  ++bw_corrections_;
+  last_standing_rebase_ = now;
+  // Ours drains at the smaller window within a round or two of the RTT it
+  // built; if no sample near min_rtt comes by then, the rule competes.
+  const Duration drain = std::clamp<Duration>(2 * srtt_.value_or(*min_rtt_), ms(250), kStandingWindow);
+  last_near_min_ = now - (kStandingWindow - drain);
+  return true;
 }
 
 }  // namespace egw::congestion
