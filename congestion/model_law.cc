@@ -233,14 +233,7 @@ void ModelLaw::advance_state(ByteCount inflight, Instant now) {
     case State::probe_rtt: check_probe_rtt(inflight, now); return;
   }
   // Judged on a fresh RTT sample (update_min_rtt ran: a pause reset it).
-  if (state_ == State::probe_bw && !competitive_ && last_rtt_sample_ == now) {
-    const Duration standing = now - last_near_min_;
-    if (standing >= kRebaseWindow && rebase_on_own_queue(now)) {
-      // a smaller bw: the standing window starts again
-    } else if (standing >= kStandingWindow) {
-      enter_competitive();
-    }
-  }
+  if (state_ == State::probe_bw && !competitive_ && last_rtt_sample_ == now) judge_standing_queue(now);
   // Competing, ProbeRTT would only measure the other queue and take it for
   // the path's RTT.
   const Duration window = competitive_ ? kCompetitiveMinRttWindow : kMinRttWindow;
@@ -362,7 +355,10 @@ void ModelLaw::end_cycle(Instant now) {
 // competed). A CUBIC flow in a deep buffer keeps several min_rtt (the WAN
 // lab's 600 packets: 230-360 ms over 60).
 Duration ModelLaw::standing_threshold() const {
-  return std::max({2 * kQueueTarget, min_rtt_.value_or(Duration{0}), 2 * own_target_delay()});
+  const Duration t = std::max({2 * kQueueTarget, min_rtt_.value_or(Duration{0}), 2 * own_target_delay()});
+  // A rebase on trial must not widen it: at a starved rate the queue target
+  // is many milliseconds, and every sample beside CUBIC's queue looked near.
+  return rebase_undo_ ? std::min(t, rebase_undo_->standing_threshold) : t;
 }
 
 Duration ModelLaw::own_target_delay() const {
@@ -518,6 +514,7 @@ void ModelLaw::on_random_loss_events(Instant now, std::uint32_t /*n_flows*/, std
 
 void ModelLaw::on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, Instant now) {
   round_loss_.lost += lost_bytes;
+  lost_total_ += lost_bytes;
   if (loss_response_round_ != round_ && loss_too_high(prior_in_flight)) {
     loss_response_round_ = round_;
     on_loss_too_high(prior_in_flight, now);

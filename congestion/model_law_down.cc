@@ -70,6 +70,7 @@ bool ModelLaw::rebase_on_own_queue(Instant now) {
   if (last_standing_rebase_ && now - *last_standing_rebase_ < 2 * kStandingWindow) return false;
   const double delivered = static_cast<double>(standing_acked_) / to_seconds(now - standing_since_);
   if (delivered >= kStandingShortfall * bw_bytes_per_s()) return false;
+  rebase_undo_ = RebaseUndo{bw_hi_, cwnd_, lost_total_, standing_threshold()};
   bw_hi_ = {delivered, delivered};
   ++bw_corrections_;
   last_standing_rebase_ = now;
@@ -78,6 +79,29 @@ bool ModelLaw::rebase_on_own_queue(Instant now) {
   const Duration drain = std::clamp<Duration>(2 * srtt_.value_or(*min_rtt_), ms(250), kStandingWindow);
   last_near_min_ = now - (kStandingWindow - drain);
   return true;
+}
+
+// Judged on a fresh RTT sample, in ProbeBW and not competing. A queue that
+// drained after a rebase was ours, unless packets were lost meanwhile: a
+// competitor's back-off after an overflow drains a shared queue too, and a
+// rate taken while CUBIC held most of the buffer starved the ensemble (one
+// of 12 simulator runs beside four CUBIC flows: 0.03x one flow's share).
+void ModelLaw::judge_standing_queue(Instant now) {
+  if (rebase_undo_ && last_standing_rebase_ && last_near_min_ > *last_standing_rebase_) {
+    if (lost_total_ > rebase_undo_->lost_total) undo_rebase();
+    rebase_undo_.reset();
+  }
+  const Duration standing = now - last_near_min_;
+  if (standing >= kRebaseWindow && rebase_on_own_queue(now)) return;
+  if (standing < kStandingWindow) return;
+  if (rebase_undo_) undo_rebase();  // not ours: the queue stayed
+  rebase_undo_.reset();
+  enter_competitive();
+}
+
+void ModelLaw::undo_rebase() {
+  bw_hi_ = rebase_undo_->bw_hi;
+  cwnd_ = std::max(cwnd_, rebase_undo_->cwnd);
 }
 
 }  // namespace egw::congestion
