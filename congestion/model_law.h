@@ -76,7 +76,7 @@
 // stretched the hub's round trip beyond its window, its samples were
 // cwnd-limited and bw decayed cycle by cycle (download 54-67 %). Bounded to
 // 15 ms but 2 packets at least (24 ms at 1 Mbit/s): the download 80-88 %
-// in the simulator (67-70 % in the WAN lab, against 42-43 %).
+// in the simulator (67-71 % in the WAN lab, against 36-43 %).
 //
 // The ACK path (`ensemble.ack_path_window`, off by default;
 // model_law_ack_path.cc): with the 4-packet floor the download's ACKs
