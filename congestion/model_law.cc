@@ -31,9 +31,16 @@ Duration ModelLaw::queue_target_delay() const {
   return std::min(kQueueTarget, by_rtt);
 }
 
+// The floor is the ACK clock's (an ACK per 2 packets; a min_rtt sampled on
+// a small packet lacks a full one's serialization), but 4 packets were
+// 47 ms at 1 Mbit/s: the upload's queue before every ACK of the download.
 ByteCount ModelLaw::queue_target_bytes() const {
-  const auto by_time = static_cast<ByteCount>(bw_bytes_per_s() * to_seconds(queue_target_delay()));
-  return std::max<ByteCount>(by_time, kQueueTargetMinPackets * params_.max_datagram_bytes);
+  const double bw = bw_bytes_per_s();
+  const ByteCount packet = params_.max_datagram_bytes;
+  ByteCount floor = kQueueTargetMinPackets * packet;
+  const auto at_bw = [bw](Duration d) { return static_cast<ByteCount>(bw * to_seconds(d)); };
+  if (bw > 0) floor = std::max(kAckClockPackets * packet, std::min(floor, at_bw(kQueueTargetMinPacketsDelay)));
+  return std::max(at_bw(queue_target_delay()), floor);
 }
 
 void ModelLaw::set_params(const WindowLawParams& params) {
@@ -347,8 +354,7 @@ void ModelLaw::end_cycle(Instant now) {
 }
 
 // The RTT above min_rtt that no queue of our own explains. Ours stays below
-// it: CRUISE keeps the queue target (at least 4 packets: 48 ms on a
-// 1 Mbit/s line), UP adds a quarter of min_rtt, DOWN drains. One min_rtt
+// it: CRUISE keeps the queue target (its floor at most 15 ms), UP adds a quarter of min_rtt, DOWN drains. One min_rtt
 // also covers a reverse path's queue that is the gateways' own (on the
 // asymmetric line the upload's, 34-42 ms over a 66 ms path in the
 // simulator, in the download's ACK path; with half of min_rtt the hub

@@ -8,7 +8,8 @@
 // and sends at the rate bw (the pacing rate, times a gain that probes up or
 // drains) with at most
 //   cwnd = bw * min_rtt + queue target,
-//   queue target = max(min(5 ms, max(2 min_rtt, 0.25 ms)) * bw, 4 packets)
+//   queue target = max(min(5 ms, max(2 min_rtt, 0.25 ms)) * bw, floor),
+//   floor = 4 packets, but at most 15 ms of them at bw, at least 2 packets
 // in flight. BBR keeps 2 BDP in flight (up to one BDP of standing queue);
 // this law keeps a few milliseconds: the link stays full while the standing
 // queue is the gateway's own, where its scheduler and classes act.
@@ -68,10 +69,19 @@
 // careful resume within resume.max_idle) sends the law back to startup
 // without its old rate.
 //
+// The reverse path is the peer's forward path: on the asymmetric line
+// (4 / 1 Mbit/s) every ACK of the download waits behind the branch's
+// upload in the modem's uplink, where the branch's own standing queue is
+// cwnd - BDP. With a floor of 4 packets (47 ms at 1 Mbit/s) that queue
+// stretched the hub's round trip beyond its window, its samples were
+// cwnd-limited and bw decayed cycle by cycle (download 54-67 %). Bounded to
+// 15 ms but 2 packets at least (24 ms at 1 Mbit/s): the download 80-88 %
+// in the simulator (67-71 % in the WAN lab, against 36-43 %).
+//
 // The ACK path (`ensemble.ack_path_window`, off by default;
-// model_law_ack_path.cc): on the asymmetric line the download's ACKs wait
-// 40-50 ms in the uplink's queue behind the upload, and a window of
-// bw x min_rtt + target caps the download at ~45 % of the downlink. With
+// model_law_ack_path.cc): with the 4-packet floor the download's ACKs
+// waited 40-50 ms in the uplink's queue behind the upload, and a window of
+// bw x min_rtt + target capped the download at ~45 % of the downlink. With
 // the option the window also covers that delay, as DOWN measures it: the
 // mean RTT above min_rtt in DOWN's rounds after the first (our own queue
 // drained), when it exceeds a quarter of min_rtt, at most one min_rtt.
@@ -124,6 +134,13 @@ class ModelLaw final : public WindowLaw {
   static constexpr int kQueueTargetMinRtts = 2;
   static constexpr Duration kQueueTargetFloor = us(250);
   static constexpr std::uint32_t kQueueTargetMinPackets = 4;
+  // ... costing at most this much delay at bw (3 targets; 4 packets are
+  // 47 ms at 1 Mbit/s, 12 ms at 4 Mbit/s): below ~3 Mbit/s the floor is
+  // fewer packets, but not below the ACK clock's two (model_law.cc,
+  // queue_target_bytes). One packet kept less queue on the asymmetric
+  // line's uplink, but cost the WAN lab's upload 10-22 points.
+  static constexpr Duration kQueueTargetMinPacketsDelay = ms(15);
+  static constexpr std::uint32_t kAckClockPackets = 2;
   static constexpr std::uint32_t kMinCwndPackets = 4;
   static constexpr Duration kMinRttWindow = ms(10'000);
   static constexpr Duration kCompetitiveMinRttWindow = ms(60'000);

@@ -1,11 +1,12 @@
-// Scenario: the model law's window over the ACK path (congestion/
-// model_law_ack_path.cc) on full-links-asym: 4 Mbit/s down, 1 Mbit/s up,
+// Scenario: full-links-asym in the simulator: 4 Mbit/s down, 1 Mbit/s up,
 // 30 ms one way, 100-packet buffers, a download and an upload through one
-// tunnel, both gateways on the model law. The download's ACKs wait in the
-// uplink's queue behind the upload (40-50 ms, the branch's queue target of
-// 4 packets at 1 Mbit/s); a window of bw x min_rtt + target left the hub
-// window-limited at ~55 % of the downlink. Deterministic (seeded); well
-// under a second of CPU. EGW_TRACE=1 traces both laws every 250 ms
+// tunnel, both gateways on the model law. The download's ACKs cross the
+// uplink's queue behind the upload, so that queue, the branch's own, sets
+// the hub's round trip: it must stay near the law's target (model_law.h,
+// the queue target's floor). Also the opt-in window over the ACK path
+// (congestion/model_law_ack_path.cc). Queues are measured in bytes (the
+// uplink's ACK-only packets are small). Deterministic (seeded); well under
+// a second of CPU. EGW_TRACE=1 traces both laws every 250 ms
 // (EGW_TRACE_STEP_MS=25 for finer steps).
 #include <algorithm>
 #include <cstdio>
@@ -25,7 +26,7 @@ using congestion::WindowLawKind;
 struct AsymResult {
   double down = 0;  // goodput share of the downlink
   double up = 0;
-  double down_queue_p99_ms = 0;  // the downlink's queue at each enqueue
+  double down_queue_p99_ms = 0;  // the downlink's queue (bytes / rate) at each enqueue
   double up_queue_p99_ms = 0;
   Duration hub_ack_path{0};
 };
@@ -40,13 +41,18 @@ double p99(std::vector<double> v) {
 void trace(sim::Scenario& s, std::size_t pair, Duration t) {
   for (const bool hub : {true, false}) {
     const auto e = (hub ? s.server(pair) : s.client(pair)).connection().stats().ensemble;
-    std::printf("%5.2f %s %-15s cwnd %6llu flight %6llu bw %5.2f Mbit/s min_rtt %3lld srtt %3lld ack path %3lld ms | ",
+    std::printf("%5.2f %s %-15s cwnd %6llu flight %6llu bw %5.2f pacing %5.2f Mbit/s min_rtt %3lld srtt %3lld "
+                "ack path %3lld ms | ",
                 to_seconds(t), hub ? "hub" : "branch", e.law.state, static_cast<unsigned long long>(e.cwnd_bytes),
                 static_cast<unsigned long long>(e.bytes_in_flight), e.law.bottleneck_bytes_per_s * 8e-6,
+                e.pacing_rate_bytes_per_s * 8e-6,
                 static_cast<long long>(e.min_rtt.count() / 1000), static_cast<long long>(e.srtt.count() / 1000),
                 static_cast<long long>(e.law.ack_path_delay.count() / 1000));
   }
-  std::printf("\n");
+  // The queues now, in time at each link's rate (the uplink's ACK-only
+  // packets are small: counted in bytes, not packets).
+  std::printf("queue down %3.0f up %3.0f ms\n", static_cast<double>(s.network().reverse().queue_bytes()) * 8 / 4e3,
+              static_cast<double>(s.network().forward().queue_bytes()) * 8 / 1e3);
 }
 
 AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
@@ -73,17 +79,16 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
   sim::BulkTransfer& upload = bulk.upload;
   const Instant from = instant_at(ms(4'000));
   const Instant to = instant_at(ms(20'000));
-  const double wire_bits = static_cast<double>((path.packet_bytes + path.overhead_bytes) * 8);
   std::vector<double> down_queue_ms;
   std::vector<double> up_queue_ms;
   s.network().reverse().set_observer([&](const sim::LinkEvent& e) {
     if (e.kind == sim::LinkEvent::Kind::enqueue && e.time >= from) {
-      down_queue_ms.push_back(static_cast<double>(e.queue_packets) * wire_bits / 4e3);
+      down_queue_ms.push_back(static_cast<double>(e.queue_bytes) * 8 / 4e3);
     }
   });
   s.network().forward().set_observer([&](const sim::LinkEvent& e) {
     if (e.kind == sim::LinkEvent::Kind::enqueue && e.time >= from) {
-      up_queue_ms.push_back(static_cast<double>(e.queue_packets) * wire_bits / 1e3);
+      up_queue_ms.push_back(static_cast<double>(e.queue_bytes) * 8 / 1e3);
     }
   });
   if (std::getenv("EGW_TRACE")) {
@@ -112,34 +117,54 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
   return r;
 }
 
-// Without the allowance (the default): download 54-67 %. With it: 75-90 %,
-// the upload >= 85 %; the downlink keeps up to ~100 ms of our queue at p99
-// (off: 9-12 ms): the bw filter reads above the link from ACK-compressed
-// samples, and the wider window no longer bounds that queue. Hence off by
-// default; the bound below catches a queue that fills the buffer (300 ms).
-// Since the upload joins at full speed (congestion/join.cc: the timer on the
-// measured SRTT), its startup queue on the uplink (150-170 ms) sits in the
-// download's ACK path during the download's startup: without startup's
-// stretched-RTT rule (model_law_ack_path.cc) startup ended on that plateau
-// at 1.4 of 4 Mbit/s and the download stayed at 29-33 % off, 36-43 % on.
-// The gain is judged on the mean of the runs: a DOWN that cannot drain
-// corrects an overestimated bw (model_law_down.cc, not with the option), which
-// lifted one run without the option from 58 to 67 % (lossless, seed 5).
-TEST(ScenarioAsymmetricAckPath, DownloadWindowCoversTheUplinksQueue) {
-  const std::vector<std::pair<double, std::uint64_t>> runs{{0.0, 5}, {0.002, 5}, {0.002, 6}, {0.002, 7}};
-  double gain = 0;
-  for (const auto& [loss, seed] : runs) {
-    const AsymResult off = run_asym(loss, seed, false);
+const std::vector<std::pair<double, std::uint64_t>> kRuns{{0.0, 5}, {0.002, 5}, {0.002, 6}, {0.002, 7}, {0.002, 8}};
+
+// The defaults. The uplink's standing queue was the model law's own: the
+// queue target's floor of 4 packets is 47 ms at 1 Mbit/s, and the branch's
+// cwnd (bw x min_rtt + target) kept it in front of every ACK of the
+// download (the queue's p99 51-62 ms, in bytes). The hub's window, bw x
+// min_rtt + target, then fell short of its round trip, and its bw decayed
+// cycle by cycle (cwnd-limited samples, UP probes that found no room):
+// download 54-84 %, 65 % on average. With the floor at most 15 ms, at least
+// the ACK clock's 2 packets (model_law.h): the uplink's p99 38-49 ms, the
+// download 80-88 % (83 % on average), the upload 86-90 %. One packet gave
+// the download 86-89 % here, but the WAN lab's upload lost 10-22 points.
+TEST(ScenarioAsymmetricAckPath, DefaultsKeepTheUplinksQueueShortAndTheDownloadFull) {
+  double down = 0;
+  double up = 0;
+  double up_queue_ms = 0;
+  const auto n = static_cast<double>(kRuns.size());
+  for (const auto& [loss, seed] : kRuns) {
+    const AsymResult r = run_asym(loss, seed, false);
+    EXPECT_EQ(r.hub_ack_path, Duration{0});
+    EXPECT_GE(r.down, 0.78) << "loss " << loss << " seed " << seed;
+    EXPECT_GE(r.up, 0.84) << "loss " << loss << " seed " << seed;
+    EXPECT_LE(r.up_queue_p99_ms, 55.0) << "loss " << loss << " seed " << seed;
+    EXPECT_LE(r.down_queue_p99_ms, 30.0) << "loss " << loss << " seed " << seed;
+    down += r.down / n;
+    up += r.up / n;
+    up_queue_ms += r.up_queue_p99_ms / n;
+  }
+  EXPECT_GE(down, 0.82);
+  EXPECT_GE(up, 0.86);
+  EXPECT_LE(up_queue_ms, 45.0);
+}
+
+// The opt-in window over the ACK path (model_law_ack_path.cc). Before the
+// floor's bound it lifted the download from 54-67 % to 75-90 % at the price
+// of up to ~100 ms of queue on the downlink (ACK-compressed samples read
+// bw above the link; seed 8 filled both buffers); with the uplink's queue
+// shorter it gains little (80-84 %), and must cost nothing either. The bound catches a queue that fills the
+// buffer (300 ms). A startup that ends on the upload's startup queue in
+// its ACK path (startup's stretched-RTT rule) would show as a download
+// near 30 %.
+TEST(ScenarioAsymmetricAckPath, AckPathWindowKeepsBothLinks) {
+  for (const auto& [loss, seed] : kRuns) {
     const AsymResult on = run_asym(loss, seed, true);
-    EXPECT_EQ(off.hub_ack_path, Duration{0});
-    EXPECT_GE(off.down, 0.45) << "loss " << loss << " seed " << seed;  // startup past the upload's queue
-    EXPECT_GE(off.up, 0.85) << "loss " << loss << " seed " << seed;
-    EXPECT_GE(on.down, 0.7) << "loss " << loss << " seed " << seed;
-    gain += (on.down - off.down) / static_cast<double>(runs.size());
-    EXPECT_GE(on.up, 0.85) << "loss " << loss << " seed " << seed;  // the upload keeps its link
+    EXPECT_GE(on.down, 0.75) << "loss " << loss << " seed " << seed;
+    EXPECT_GE(on.up, 0.82) << "loss " << loss << " seed " << seed;  // the upload keeps its link
     EXPECT_LE(on.down_queue_p99_ms, 120.0) << "loss " << loss << " seed " << seed;
   }
-  EXPECT_GE(gain, 0.1);
 }
 
 }  // namespace

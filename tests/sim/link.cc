@@ -32,7 +32,7 @@ Duration Link::serialization_time(ByteCount payload_bytes) const {
 }
 
 void Link::notify(LinkEvent::Kind kind, DropCause cause, bool low_priority) {
-  if (observer_) observer_(LinkEvent{kind, loop_.now(), queue_.size(), cause, low_priority});
+  if (observer_) observer_(LinkEvent{kind, loop_.now(), queue_.size(), cause, low_priority, queued_bytes_});
 }
 
 void Link::drop(const Packet& p, DropCause cause) {
@@ -67,6 +67,7 @@ void Link::send(Packet packet) {
       if (it->low_priority) {
         Packet victim = std::move(*it);
         queue_.erase(it);
+        queued_bytes_ -= wire_bytes(victim);
         --low_priority_queued_;
         drop(victim, DropCause::evicted);
         break;
@@ -84,6 +85,7 @@ void Link::send(Packet packet) {
     return;
   }
   if (low_priority) ++low_priority_queued_;
+  queued_bytes_ += wire_bytes(packet);
   queue_.push_back(std::move(packet));
   if (queue_.size() > stats_.max_queue_packets) stats_.max_queue_packets = queue_.size();
   notify(LinkEvent::Kind::enqueue, DropCause::queue_full, low_priority);
@@ -121,6 +123,7 @@ void Link::on_transmitted() {
   if (queue_.empty()) return;
   Packet next = std::move(queue_.front());
   queue_.pop_front();
+  queued_bytes_ -= wire_bytes(next);
   if (next.low_priority) --low_priority_queued_;
   transmit(std::move(next));
 }

@@ -75,6 +75,7 @@ struct LinkEvent {
   std::size_t queue_packets;
   DropCause cause = DropCause::queue_full;  // for drops only
   bool low_priority = false;
+  ByteCount queue_bytes = 0;  // wire bytes waiting after the event: the queue's delay is this / rate
 };
 
 class Link {
@@ -97,6 +98,7 @@ class Link {
   const LinkStats& stats() const { return stats_; }
   const LinkConfig& config() const { return config_; }
   std::size_t queue_packets() const { return queue_.size(); }
+  ByteCount queue_bytes() const { return queued_bytes_; }  // wire bytes waiting
   // Time to put `payload_bytes` on the wire, rounded down to the microsecond.
   Duration serialization_time(ByteCount payload_bytes) const;
 
@@ -113,6 +115,7 @@ class Link {
   Sink sink_;
   std::function<void(const LinkEvent&)> observer_;
   std::deque<Packet> queue_;
+  ByteCount queued_bytes_ = 0;  // wire bytes in queue_
   std::size_t low_priority_queued_ = 0;
   bool busy_ = false;
   // Numerator (bit-microseconds) of the sub-microsecond serialization
