@@ -39,7 +39,9 @@ ByteCount ModelLaw::queue_target_bytes() const {
   const ByteCount packet = params_.max_datagram_bytes;
   ByteCount floor = kQueueTargetMinPackets * packet;
   const auto at_bw = [bw](Duration d) { return static_cast<ByteCount>(bw * to_seconds(d)); };
-  if (bw > 0) floor = std::max(kAckClockPackets * packet, std::min(floor, at_bw(kQueueTargetMinPacketsDelay)));
+  if (bw > 0) {
+    floor = std::max(kAckClockPackets * packet, std::min(floor, at_bw(kQueueTargetMinPacketsDelay)));
+  }
   return std::max(at_bw(queue_target_delay()), floor);
 }
 
@@ -354,11 +356,11 @@ void ModelLaw::end_cycle(Instant now) {
 }
 
 // The RTT above min_rtt that no queue of our own explains. Ours stays below
-// it: CRUISE keeps the queue target (its floor at most 15 ms), UP adds a quarter of min_rtt, DOWN drains. One min_rtt
-// also covers a reverse path's queue that is the gateways' own (on the
-// asymmetric line the upload's, 34-42 ms over a 66 ms path in the
-// simulator, in the download's ACK path; with half of min_rtt the hub
-// competed). A CUBIC flow in a deep buffer keeps several min_rtt (the WAN
+// it: CRUISE keeps the queue target (its floor at most 15 ms), UP adds a
+// quarter of min_rtt, DOWN drains. One min_rtt also covers a reverse
+// path's queue that is the gateways' own (on the asymmetric line the
+// upload's, 34-42 ms over a 66 ms path in the simulator, in the download's
+// ACK path; with half of min_rtt the hub competed). A CUBIC flow in a deep buffer keeps several min_rtt (the WAN
 // lab's 600 packets: 230-360 ms over 60).
 Duration ModelLaw::standing_threshold() const {
   const Duration t = std::max({2 * kQueueTarget, min_rtt_.value_or(Duration{0}), 2 * own_target_delay()});
