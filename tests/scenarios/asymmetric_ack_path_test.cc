@@ -154,8 +154,8 @@ TEST(ScenarioAsymmetricAckPath, DefaultsKeepTheUplinksQueueShortAndTheDownloadFu
 // floor's bound it lifted the download from 54-67 % to 75-90 % at the price
 // of up to ~100 ms of queue on the downlink (ACK-compressed samples read
 // bw above the link; seed 8 filled both buffers); with the uplink's queue
-// shorter it gains little (80-84 %), and must cost nothing either. The bound catches a queue that fills the
-// buffer (300 ms). A startup that ends on the upload's startup queue in
+// shorter it gains little (80-84 %), and must cost nothing either. The
+// bound catches a queue that fills the buffer (300 ms). A startup that ends on the upload's startup queue in
 // its ACK path (startup's stretched-RTT rule) would show as a download
 // near 30 %.
 TEST(ScenarioAsymmetricAckPath, AckPathWindowKeepsBothLinks) {
