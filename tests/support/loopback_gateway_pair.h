@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -110,11 +111,17 @@ class LoopbackGatewayPair : public ::testing::Test {
   }
 
   // Connects to the branch's listener and sends `text`; returns the errno
-  // the read ended with (0: EOF).
+  // the read ended with (0: EOF). A reset that arrives before the bytes
+  // leave is reported once, to the send, and the read then sees EOF (a CI
+  // run read 0 for a refused connection): the send's errno counts too.
   int read_error_after(const std::string& text) {
     const int fd = tcp_socket_to(listener_port_);
     if (fd < 0) return -1;
-    send_all(fd, std::vector<std::uint8_t>(text.begin(), text.end()));
+    if (!send_all(fd, std::vector<std::uint8_t>(text.begin(), text.end()))) {
+      const int error = errno;
+      ::close(fd);
+      return error;
+    }
     ::shutdown(fd, SHUT_WR);
     int error = 0;
     read_all(fd, &error);
