@@ -257,6 +257,8 @@ bool CongestionDomain::on_sent(const SentPacket& packet) {
   const bool extra = resume_ && resume_->is_extra(sent_.bytes_in_flight(), packet.bytes);
   SentPacket tracked = packet;
   tracked.delivery = rate_sampler_.on_packet_sent(sent_.bytes_in_flight(), now);
+  tracked.sent_in_flight_bytes = static_cast<std::uint32_t>(
+      std::min<ByteCount>(sent_.bytes_in_flight() + packet.bytes, UINT32_MAX));
   sent_.on_sent(tracked);
   recovery_send_pending_ = false;
   probe_pending_ = false;
@@ -371,8 +373,12 @@ std::uint32_t CongestionDomain::new_decreases(const std::vector<SentPacket>& los
 void CongestionDomain::report_losses(const std::vector<SentPacket>& lost, std::size_t first,
                                      Instant now, ByteCount prior_flight_bytes) {
   ByteCount bytes = 0;
-  for (std::size_t i = first; i < lost.size(); ++i) bytes += lost[i].bytes;
-  if (bytes > 0) law_->on_packets_lost(bytes, prior_flight_bytes, now);
+  ByteCount sent_in = 0;
+  for (std::size_t i = first; i < lost.size(); ++i) {
+    bytes += lost[i].bytes;
+    sent_in = std::max<ByteCount>(sent_in, lost[i].sent_in_flight_bytes);
+  }
+  if (bytes > 0) law_->on_packets_lost(bytes, prior_flight_bytes, sent_in, now);
 }
 
 void CongestionDomain::on_lost(const std::vector<SentPacket>& lost, std::size_t first,

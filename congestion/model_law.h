@@ -180,7 +180,8 @@ class ModelLaw final : public WindowLaw {
   void set_state(ByteCount cwnd_bytes, ByteCount ssthresh_bytes) override;
   void set_params(const WindowLawParams& params) override;
   void on_rate_sample(const RateSample& sample, Instant now) override;
-  void on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, Instant now) override;
+  void on_packets_lost(ByteCount lost_bytes, ByteCount prior_in_flight, ByteCount sent_in_flight,
+                       Instant now) override;
   std::optional<double> pacing_rate_bytes_per_s() const override;
   LawState law_state() const override;
 
@@ -280,6 +281,8 @@ class ModelLaw final : public WindowLaw {
   RoundLoss round_loss_;
   std::array<RoundLoss, kLossWindowRounds> past_loss_{};
   std::array<ByteCount, 2> flight_max_{};  // the largest flight: last round, this round
+  // The largest flight a packet declared lost was sent into: last round, this round.
+  std::array<ByteCount, 2> lost_sent_in_{};
   std::uint64_t loss_response_round_ = ~std::uint64_t{0};
 
   // ProbeBW cycle.

@@ -36,6 +36,9 @@ struct SentPacket {
   ByteCount bytes = 0;  // whole datagram
   Instant sent_time{};
   bool ack_eliciting = true;  // ACK-only packets are not tracked as in flight
+  // The flight it joined, itself included (BBR's tx_in_flight): what a
+  // loss of this packet says was too much. Set by the congestion domain.
+  std::uint32_t sent_in_flight_bytes = 0;
   DeliverySnapshot delivery{};  // the congestion layer's, not the tunnel's
 };
 

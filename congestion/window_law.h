@@ -101,9 +101,10 @@ class WindowLaw {
   // One delivery-rate sample per ack (congestion/delivery_rate.h).
   virtual void on_rate_sample(const RateSample& /*sample*/, Instant /*now*/) {}
   // Packets declared lost (every loss, not one call per loss round):
-  // `prior_in_flight` the flight before they were taken out of it.
+  // `prior_in_flight` the flight before they were taken out of it,
+  // `sent_in_flight` the largest flight any of them was sent into.
   virtual void on_packets_lost(ByteCount /*lost_bytes*/, ByteCount /*prior_in_flight*/,
-                               Instant /*now*/) {}
+                               ByteCount /*sent_in_flight*/, Instant /*now*/) {}
   // The rate this law wants packets paced at, in bytes per second of whole
   // datagrams; nullopt: the domain derives one from cwnd and srtt.
   virtual std::optional<double> pacing_rate_bytes_per_s() const { return std::nullopt; }

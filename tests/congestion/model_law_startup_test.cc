@@ -67,7 +67,7 @@ TEST(ModelLawStartup, TooMuchLossBoundsTheFlightAtNoLessThanBetaBdp) {
   const ByteCount bdp = law.bdp_bytes();
   ASSERT_GT(bdp, 100 * kMss);
   // 10 of 20 packets lost with 20 packets in flight: far above 2 %.
-  law.on_packets_lost(10 * kMss, 20 * kMss, now);
+  law.on_packets_lost(10 * kMss, 20 * kMss, 20 * kMss, now);
   EXPECT_NE(law.inflight_hi_bytes(), kInfiniteSsthresh);
   EXPECT_GE(law.inflight_hi_bytes(), static_cast<ByteCount>(ModelLaw::kBeta * 0.99 * bdp));
 }

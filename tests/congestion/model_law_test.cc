@@ -77,15 +77,33 @@ TEST(ModelLawTest, OnlyLossAboveTwoPercentBoundsTheFlight) {
   Instant now = sim.now();
   // One round of 125 packets with 1 lost (0.8 %), twice.
   for (int round = 0; round < 2; ++round) {
-    m.on_packets_lost(kMss, flight, now);
+    m.on_packets_lost(kMss, flight, flight, now);
     EXPECT_EQ(m.inflight_hi_bytes(), kInfiniteSsthresh);
   }
   EXPECT_EQ(m.cwnd_bytes(), cwnd);
   EXPECT_EQ(*m.pacing_rate_bytes_per_s(), pacing);
   // 13 losses in the round (10 %): too many.
-  for (int i = 0; i < 11; ++i) m.on_packets_lost(kMss, flight, now);
+  for (int i = 0; i < 11; ++i) m.on_packets_lost(kMss, flight, flight, now);
   EXPECT_LE(m.inflight_hi_bytes(), static_cast<ByteCount>(0.7 * static_cast<double>(flight)) + 1);
   EXPECT_LE(m.cwnd_bytes(), m.inflight_hi_bytes());
+}
+
+// Too much loss found a round after an UP probe, when DOWN has already
+// taken the flight back: the bound is beta times the flight the lost packets
+// were sent into (BBRv3's tx_in_flight), not the smaller flight at detection.
+TEST(ModelLawTest, TooMuchLossIsAnsweredFromTheFlightItWasSentInto) {
+  PathSim sim(PathConfig{});
+  sim.add_flow(std::make_unique<ModelLaw>(kParams));
+  sim.run(t0 + ms(3000));
+  ModelLaw& m = model_of(sim, 0);
+  ASSERT_EQ(m.state(), ModelLaw::State::probe_bw);
+  const ByteCount bdp = m.bdp_bytes();
+  const ByteCount probed = bdp + bdp / 4;  // UP's flight
+  const ByteCount now_in_flight = bdp * 9 / 10;  // after DOWN
+  for (int i = 0; i < 13; ++i) m.on_packets_lost(kMss, now_in_flight, probed, sim.now());
+  const auto expected = static_cast<ByteCount>(0.7 * static_cast<double>(probed));
+  EXPECT_GE(m.inflight_hi_bytes(), expected - kMss);
+  EXPECT_LE(m.inflight_hi_bytes(), expected + kMss);
 }
 
 // A shallow buffer (1/4 BDP) and a path that overflows: the law keeps the
@@ -104,14 +122,16 @@ TEST(ModelLawTest, RtoCollapsesTheWindow) {
 // ProbeRTT takes the new RTT after 10 s. By more (60 -> 200 ms) it looks
 // like someone else's standing queue (known limit, docs): the law competes
 // (a CUBIC window) until the competitive window of min_rtt (60 s) ends, then
-// takes the RTT as it is and returns to the model.
+// takes the RTT as it is and returns to the model, whose loss bound (beta
+// times the flight the lost packets were sent into) drains the queue CUBIC
+// left within ~20 s more.
 TEST(ModelLawTest, MinRttFollowsARouteChange) {
   struct Case {
     Duration rtt;
     bool competes;
     Duration settled;  // since the change
   };
-  for (const Case c : {Case{ms(100), false, ms(15000)}, Case{ms(200), true, ms(80000)}}) {
+  for (const Case c : {Case{ms(100), false, ms(15000)}, Case{ms(200), true, ms(90000)}}) {
     SCOPED_TRACE(c.rtt.count());
     PathSim sim(PathConfig{});
     sim.add_flow(std::make_unique<ModelLaw>(kParams));

@@ -117,6 +117,7 @@ class PathSim {
            (!f.paced || f.next_send <= now_)) {
       SentPacket p{next_number_++, 0, config_.packet_bytes, now_, true};
       p.delivery = f.sampler.on_packet_sent(f.in_flight, now_);
+      p.sent_in_flight_bytes = static_cast<std::uint32_t>(f.in_flight + p.bytes);
       f.in_flight += p.bytes;
       const Duration queued = queue_delay();
       if (now_ >= measure_from_) queue_samples_.push_back(queued);
@@ -149,7 +150,7 @@ class PathSim {
     f.in_flight -= e.packet.bytes;
     if (e.lost) {
       f.sampler.on_lost(e.packet.bytes);
-      f.law->on_packets_lost(e.packet.bytes, prior, now_);
+      f.law->on_packets_lost(e.packet.bytes, prior, e.packet.sent_in_flight_bytes, now_);
       if (e.packet.sent_time >= f.recovery_start) {  // loss-based laws: once a round
         f.recovery_start = now_;
         f.law->on_congestion_event(now_, f.n_flows);

@@ -22,4 +22,13 @@ inline PathConfig lossy_full_link(std::uint64_t seed) {
   return path;
 }
 
+// bulk-shallow-loss*: the same link with 25-packet buffers (~1/4 BDP) and
+// `loss` random loss each way.
+inline PathConfig shallow_lossy_link(std::uint64_t seed, double loss) {
+  PathConfig path = lossy_full_link(seed);
+  path.queue_limit_packets = 25;
+  path.loss_probability = loss;
+  return path;
+}
+
 }  // namespace egw::sim
