@@ -35,12 +35,16 @@ struct SentPacket {
   MemberId member = kControlMember;
   ByteCount bytes = 0;  // whole datagram
   Instant sent_time{};
-  bool ack_eliciting = true;  // ACK-only packets are not tracked as in flight
-  // The flight it joined, itself included (BBR's tx_in_flight): what a
-  // loss of this packet says was too much. Set by the congestion domain.
-  std::uint32_t sent_in_flight_bytes = 0;
+  bool ack_eliciting : 1 = true;  // ACK-only packets are not tracked as in flight
+  // The flight it joined, itself included (BBR's tx_in_flight; at most
+  // 2 GiB): what a loss of this packet says was too much. Set by the
+  // congestion domain. Packed beside the flag: every packet in flight and
+  // every idle stream's share of the history pay for this struct.
+  std::uint32_t sent_in_flight_bytes : 31 = 0;
   DeliverySnapshot delivery{};  // the congestion layer's, not the tunnel's
 };
+
+static_assert(sizeof(SentPacket) <= 48, "SentPacket is stored per packet in flight");
 
 // Inclusive range of acknowledged packet numbers.
 struct AckedRange {
