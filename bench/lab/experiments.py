@@ -11,12 +11,11 @@ import json
 import os
 import random
 import subprocess
-import threading
 import time
 
 import bounds
 import wwwmodel
-from netlab import HOSTS, client_ip, in_ns, log
+from netlab import HOSTS, Sampler, client_ip, in_ns, log
 from pages import PAGES
 
 WEBLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "webload.py")
@@ -43,27 +42,17 @@ def cold(lab, c):
         time.sleep(COLD_SETTLE_S)
 
 
-class LinkSampler:
+class LinkSampler(Sampler):
     """The link's counters every 50 ms while a workload runs (drops over time)."""
 
     def __init__(self, lab):
-        self.lab, self.samples, self._stop = lab, [], threading.Event()
-        self.t = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
+        self.lab = lab
 
-    def _run(self):
-        while not self._stop.is_set():
-            s = self.lab.link_stats()
-            self.samples.append((time.time(), s["b2a"]["dropped_queue"] + s["b2a"].get("dropped_le", 0),
-                                 s["a2b"]["dropped_queue"] + s["a2b"].get("dropped_le", 0)))
-            self._stop.wait(0.05)
-
-    def __enter__(self):
-        self.t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self.t.join()
+    def sample(self):
+        s = self.lab.link_stats()
+        self.samples.append((time.time(), s["b2a"]["dropped_queue"] + s["b2a"].get("dropped_le", 0),
+                             s["a2b"]["dropped_queue"] + s["a2b"].get("dropped_le", 0)))
 
     def drops_between(self, t0, t1):
         """Queue drops (both directions) between two wall-clock times."""

@@ -30,8 +30,7 @@ import subprocess
 import time
 
 from contenders import Gateway
-from experiments import cold, rotated
-from links import Traced, bulk_job, bulk_rates, background, collect, done, quiet
+from links import bulk_job, bulk_rates, background, collect, each_traced
 from netlab import LAN, NET, in_ns, log, nft, nsh, server_ip, wait_until, port_listening
 
 NGINX, NGHTTP = "/usr/sbin/nginx", "/usr/bin/nghttp"
@@ -244,28 +243,25 @@ def h2_page(lab, contenders, up, down, seed, reps, p):
     start(lab, contenders)
     out = {"params": p, "page_bytes": page_bytes(), "objects": len(MODERN), "server_name": SERVER_NAME,
            "results": {c.key: [] for c in contenders}}
-    for rep in range(reps):
-        for c in rotated(contenders, rep):
-            cold(lab, c)
-            quiet(lab)
-            tag = f"h2-{c.key}-{rep}-{int(time.time())}"
-            with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
-                res = _run(lab, c, tag, p)
-            res["classes"] = classes(c)
-            done(lab, c)
-            # The link's queue while the loaded pages ran: what made them wait.
-            s = tr.series(res["loaded"][0], *res["loaded"])
-            res["qdelay_p99_ms"] = {d: s["qdelay_ms"][d]["p99_ms"] for d in ("a2b", "b2a")}
-            res["wanem_cpu"] = s["wanem_cpu"]
-            out["results"][c.key].append(res)
-            cl = res["classes"]
-            log(f"    {c.key:14s} h2 page rep {rep + 1}: idle {res['idle_s']:.2f} s, loaded {res['loaded_s']:.2f} s "
-                f"({res['loaded_s'] / res['idle_s']:.2f}x); bulk down {fmt_pct(res['down_bps'], down)} up "
-                f"{fmt_pct(res['up_bps'], up)}; queue p99 down {ms(res['qdelay_p99_ms']['b2a'])} up "
-                f"{ms(res['qdelay_p99_ms']['a2b'])}; loads {' '.join(f'{x:.2f}' for x in res['idle_runs_s'])} / "
-                f"{' '.join(f'{x:.2f}' for x in res['loaded_runs_s'])}" + (f"; classes {cl}" if cl else "")
-                + (f"; page streams by stage {res['page_stages']}" if cl else "")
-                + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
+    def run(c, tag):
+        res = _run(lab, c, tag, p)
+        res["classes"] = classes(c)  # before each_traced restarts the gateways
+        return res
+
+    for rep, c, res, tr in each_traced(lab, contenders, up, down, seed, reps, "h2", run):
+        # The link's queue while the loaded pages ran: what made them wait.
+        s = tr.series(res["loaded"][0], *res["loaded"])
+        res["qdelay_p99_ms"] = {d: s["qdelay_ms"][d]["p99_ms"] for d in ("a2b", "b2a")}
+        res["wanem_cpu"] = s["wanem_cpu"]
+        out["results"][c.key].append(res)
+        cl = res["classes"]
+        log(f"    {c.key:14s} h2 page rep {rep + 1}: idle {res['idle_s']:.2f} s, loaded {res['loaded_s']:.2f} s "
+            f"({res['loaded_s'] / res['idle_s']:.2f}x); bulk down {fmt_pct(res['down_bps'], down)} up "
+            f"{fmt_pct(res['up_bps'], up)}; queue p99 down {ms(res['qdelay_p99_ms']['b2a'])} up "
+            f"{ms(res['qdelay_p99_ms']['a2b'])}; loads {' '.join(f'{x:.2f}' for x in res['idle_runs_s'])} / "
+            f"{' '.join(f'{x:.2f}' for x in res['loaded_runs_s'])}" + (f"; classes {cl}" if cl else "")
+            + (f"; page streams by stage {res['page_stages']}" if cl else "")
+            + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
     return out
 
 

@@ -27,13 +27,12 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
 
 import wantrace
 from contenders import PROBE_PORT, sink_dir
 from experiments import WEBLOAD, cold, quantile, rotated, webload
-from netlab import client_ip, in_ns, log, server_ip
+from netlab import Sampler, client_ip, in_ns, log, server_ip
 from pages import PAGES
 
 PROBE = {"pps": 50, "bytes": 200}
@@ -101,6 +100,21 @@ def done(lab, c):
     must not load the next contender's idle phase."""
     if c.key.startswith("egw"):
         c.cold(lab)
+
+
+def each_traced(lab, contenders, up, down, seed, reps, prefix, run):
+    """Every repetition, the contenders rotated: cold, a quiet link, then
+    run(c, tag) on a traced link, and the gateways restarted after it (done);
+    yields (rep, c, run's result, the Traced link) for its series."""
+    for rep in range(reps):
+        for c in rotated(contenders, rep):
+            cold(lab, c)
+            quiet(lab)
+            tag = f"{prefix}-{c.key}-{rep}-{int(time.time())}"
+            with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
+                res = run(c, tag)
+            done(lab, c)
+            yield rep, c, res, tr
 
 
 def cpu_seconds(pid):
@@ -202,23 +216,18 @@ def full_links(lab, contenders, up, down, seed, reps, p):
     for p["seconds"] with the page again after p["warm_s"]; see the module doc."""
     page = PAGES[p["page"]]
     out = {"params": p, "results": {c.key: [] for c in contenders}}
-    for rep in range(reps):
-        for c in rotated(contenders, rep):
-            cold(lab, c)
-            quiet(lab)
-            tag = f"fl-{c.key}-{rep}-{int(time.time())}"
-            with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
-                res = _full_links_run(lab, c, page, tag, p)
-            done(lab, c)
-            res["series"] = tr.series(res.pop("origin"), res["loaded"][0], res["loaded"][1],
-                                      getattr(c, "udp", None))
-            out["results"][c.key].append(res)
-            q = res["probe"]
-            log(f"    {c.key:14s} full links rep {rep + 1}: down {fmt_pct(res['down_bps'], down)} up "
-                f"{fmt_pct(res['up_bps'], up)}; probe p99 {ms(q['idle']['p99_ms'])} -> {ms(q['loaded']['p99_ms'])}; "
-                f"request p99 {ms(res['requests']['idle']['p99_ms'])} -> {ms(res['requests']['loaded']['p99_ms'])}; "
-                f"page {res['page_idle_s']:.2f} -> {res['page_loaded_s']:.2f} s; wanem CPU "
-                f"{res['series']['wanem_cpu']:.0%}" + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
+    runs = each_traced(lab, contenders, up, down, seed, reps, "fl",
+                       lambda c, tag: _full_links_run(lab, c, page, tag, p))
+    for rep, c, res, tr in runs:
+        res["series"] = tr.series(res.pop("origin"), res["loaded"][0], res["loaded"][1],
+                                  getattr(c, "udp", None))
+        out["results"][c.key].append(res)
+        q = res["probe"]
+        log(f"    {c.key:14s} full links rep {rep + 1}: down {fmt_pct(res['down_bps'], down)} up "
+            f"{fmt_pct(res['up_bps'], up)}; probe p99 {ms(q['idle']['p99_ms'])} -> {ms(q['loaded']['p99_ms'])}; "
+            f"request p99 {ms(res['requests']['idle']['p99_ms'])} -> {ms(res['requests']['loaded']['p99_ms'])}; "
+            f"page {res['page_idle_s']:.2f} -> {res['page_loaded_s']:.2f} s; wanem CPU "
+            f"{res['series']['wanem_cpu']:.0%}" + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
     return out
 
 
@@ -353,39 +362,42 @@ def changing_rate(lab, contenders, up, down, seed, reps, p):
     of the probe alone. Per phase: goodput / its rate, the downlink's queue
     delay and the probe's RTT; see the module doc."""
     out = {"params": p, "results": {c.key: [] for c in contenders}}
-    for rep in range(reps):
-        for c in rotated(contenders, rep):
-            cold(lab, c)
-            quiet(lab)
-            tag = f"cr-{c.key}-{rep}-{int(time.time())}"
-            with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
-                res = _changing_rate_run(lab, c, p)
-            done(lab, c)
-            origin = res.pop("origin")
-            bounds_ = [(a, b) for a, b in zip(res["step_at"], res["step_at"][1:] + [res["end"]])]
-            halves = [((a + b) / 2, b) for a, b in bounds_]  # settled: the phase's second half
-            res["series"] = tr.series(origin, bounds_[0][0], res["end"], getattr(c, "udp", None), bounds_ + halves)
-            res["phases"] = _phases(res, p, bounds_, origin)
-            del res["samples"], res["probe_rtts"]
-            out["results"][c.key].append(res)
-            log(f"    {c.key:14s} changing rate rep {rep + 1}: " + "; ".join(
-                f"{ph['rate_bps'] / 1e6:g}M {ph['goodput_bps'] / ph['rate_bps']:.0%} q99 "
-                f"{ms(ph['qdelay_p99_ms'])}" + (f" drained {secs(ph.get('drained_s'))}" if "drained_s" in ph else "")
-                + (f" 80 % {secs(ph.get('regained_s'))}" if "regained_s" in ph else "")
-                + (" (competitive)" if "competitive" in ph["law_states"] else "") for ph in res["phases"])
-                + f"; wanem CPU {res['series']['wanem_cpu']:.0%}" + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
+    runs = each_traced(lab, contenders, up, down, seed, reps, "cr", lambda c, tag: _changing_rate_run(lab, c, p))
+    for rep, c, res, tr in runs:
+        origin = res.pop("origin")
+        bounds_ = [(a, b) for a, b in zip(res["step_at"], res["step_at"][1:] + [res["end"]])]
+        halves = [((a + b) / 2, b) for a, b in bounds_]  # settled: the phase's second half
+        res["series"] = tr.series(origin, bounds_[0][0], res["end"], getattr(c, "udp", None), bounds_ + halves)
+        res["phases"] = _phases(res, p, bounds_, origin)
+        del res["samples"], res["probe_rtts"]
+        out["results"][c.key].append(res)
+        log(f"    {c.key:14s} changing rate rep {rep + 1}: " + "; ".join(
+            f"{ph['rate_bps'] / 1e6:g}M {ph['goodput_bps'] / ph['rate_bps']:.0%} q99 "
+            f"{ms(ph['qdelay_p99_ms'])}" + (f" drained {secs(ph.get('drained_s'))}" if "drained_s" in ph else "")
+            + (f" 80 % {secs(ph.get('regained_s'))}" if "regained_s" in ph else "")
+            + (" (competitive)" if "competitive" in ph["law_states"] else "") for ph in res["phases"])
+            + f"; wanem CPU {res['series']['wanem_cpu']:.0%}" + (f"; ERRORS {res['errors']}" if res["errors"] else ""))
     return out
 
 
-class LawSampler:
+class LawSampler(Sampler):
     """The hub's (the download's sender's) window law every 250 ms from its
     status socket (`ensemble-gw status --json`): [wall time, law state,
     bottleneck Mbit/s, cwnd bytes, srtt ms]; nothing for a direct contender."""
 
+    period_s = 0.25
+
     def __init__(self, lab, c):
+        super().__init__()
         self.path = os.path.join(lab.tmp, f"{c.key}-hub.sock") if c.key.startswith("egw") else None
-        self.samples, self._stop = [], threading.Event()
-        self.t = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self):
+        if not self.path:
+            return
+        try:
+            self._one()
+        except (OSError, ValueError, KeyError):
+            pass  # the hub is starting or gone: that instant has no sample
 
     def _one(self):
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -400,22 +412,6 @@ class LawSampler:
             self.samples.append([round(time.time(), 3), e["law_state"],
                                  round(e["bottleneck_bytes_per_second"] * 8e-6, 2), e["cwnd_bytes"],
                                  round(e["srtt_seconds"] * 1e3, 1)])
-
-    def _run(self):
-        while self.path and not self._stop.is_set():
-            try:
-                self._one()
-            except (OSError, ValueError, KeyError):
-                pass
-            self._stop.wait(0.25)
-
-    def __enter__(self):
-        self.t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self.t.join()
 
 
 def _changing_rate_run(lab, c, p):

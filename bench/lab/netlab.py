@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -85,6 +86,33 @@ def wait_until(pred, timeout, what):
 def port_listening(role, port, udp=False):
     out = sh(*in_ns(role, "ss", "-Hln" + ("u" if udp else "t")), capture=True, check=False) or ""
     return any(l.split()[3].endswith(f":{port}") for l in out.splitlines() if len(l.split()) > 3)
+
+
+class Sampler:
+    """Calls sample() every period_s on a thread of its own while a `with`
+    block runs (a workload); what it gathers is in self.samples."""
+
+    period_s = 0.05
+
+    def __init__(self):
+        self.samples, self._stop = [], threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self):
+        raise NotImplementedError
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.period_s)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
 
 
 class Link:
