@@ -286,25 +286,23 @@ def bulk(lab, contenders, up, down, seed, reps, p):
     the rate each keeps after p["warm_s"], per direction."""
     out = {"params": p, "results": {c.key: [] for c in contenders}}
     dirs = tuple(p["directions"])
-    for rep in range(reps):
-        for c in rotated(contenders, rep):
-            cold(lab, c)
-            quiet(lab)
-            tag = f"bk-{c.key}-{rep}-{int(time.time())}"
-            with Traced(lab, up, down, seed, os.path.join(lab.tmp, f"{tag}.trace")) as tr:
-                t_load = time.time()
-                r = webload(bulk_job(c, dirs, p["seconds"], tag), timeout=p["seconds"] + 60)
-                win = (t_load + p["warm_s"], t_load + p["seconds"])
-                rates, errors = bulk_rates(lab, r, dirs, tag, *win)
-            done(lab, c)
-            res = {f"{d}_bps": v for d, v in rates.items()}
-            res.update({"errors": errors, "series": tr.series(t_load, *win)})
-            out["results"][c.key].append(res)
-            log(f"    {c.key:14s} bulk rep {rep + 1}: " + ", ".join(
-                f"{d} {fmt_pct(rates[d], down if d == 'down' else up)}" for d in dirs)
-                + f"; queue delay p99 down {ms(res['series']['qdelay_ms']['b2a']['p99_ms'])} up "
-                  f"{ms(res['series']['qdelay_ms']['a2b']['p99_ms'])}; wanem CPU {res['series']['wanem_cpu']:.0%}"
-                + (f"; ERRORS {errors}" if errors else ""))
+
+    def run(c, tag):
+        t_load = time.time()
+        r = webload(bulk_job(c, dirs, p["seconds"], tag), timeout=p["seconds"] + 60)
+        win = (t_load + p["warm_s"], t_load + p["seconds"])
+        rates, errors = bulk_rates(lab, r, dirs, tag, *win)
+        return t_load, win, rates, errors
+
+    for rep, c, (t_load, win, rates, errors), tr in each_traced(lab, contenders, up, down, seed, reps, "bk", run):
+        res = {f"{d}_bps": v for d, v in rates.items()}
+        res.update({"errors": errors, "series": tr.series(t_load, *win)})
+        out["results"][c.key].append(res)
+        log(f"    {c.key:14s} bulk rep {rep + 1}: " + ", ".join(
+            f"{d} {fmt_pct(rates[d], down if d == 'down' else up)}" for d in dirs)
+            + f"; queue delay p99 down {ms(res['series']['qdelay_ms']['b2a']['p99_ms'])} up "
+              f"{ms(res['series']['qdelay_ms']['a2b']['p99_ms'])}; wanem CPU {res['series']['wanem_cpu']:.0%}"
+            + (f"; ERRORS {errors}" if errors else ""))
     return out
 
 
