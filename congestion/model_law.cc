@@ -326,9 +326,8 @@ bool ModelLaw::probe_found_room() const {
 // Waiting 2-3 s for the first UP cost 7 s transfers both ways 5-15 points
 // (the simulator, 0.5-1 % loss, five seeds). Only when the cycle's RTT came
 // within one min_rtt of min_rtt: not beside someone else's deep standing
-// queue. Not the (half min_rtt) standing threshold: with it the lab's lossy
-// link lost the early UP after the other direction's startup queue, and its
-// upload fell to 79-81 % in 2 of 4 runs.
+// queue (with the standing threshold, half of that, the lab's lossy upload
+// lost its early UP: 79-81 % in 2 of 4 runs).
 bool ModelLaw::early_up_due(Instant now) {
   if (!early_up_pending_ || !min_rtt_ || now - cycle_start_ < kFirstCycleRtts * *min_rtt_) {
     return false;
@@ -361,19 +360,14 @@ void ModelLaw::end_cycle(Instant now) {
 
 // The RTT above min_rtt that no queue of our own explains. Ours stays below
 // it: CRUISE keeps the queue target (its floor at most 15 ms), UP adds a
-// quarter of min_rtt, DOWN drains. Half of min_rtt: a CUBIC flow in a
-// one-BDP buffer keeps 0.4-1 min_rtt of queue, and with a whole min_rtt the
-// law never competed there (0.16-0.20x one flow's rate in the WAN lab, 0.24x
-// in the simulator; 0.90x with half). The asymmetric line's uplink queue in
-// the download's ACK path stays below it since the queue target's floor is
-// bounded (p99 38-49 ms over 66 in the simulator, but it drains each cycle:
-// none of 5 runs competed), but
-// not with `ack_path_window`, whose window holds that delay on purpose: one
-// min_rtt there (with half, 2 of 5 simulator runs competed). A route change
-// that adds more than half of min_rtt looks like a competitor until the
-// competitive window of min_rtt ends (60 s; ModelLawTest.MinRttFollowsARouteChange).
-// A CUBIC flow in a deep buffer keeps several min_rtt (the lab's 600
-// packets: 230-360 ms over 60).
+// quarter of min_rtt, DOWN drains. Half of min_rtt: CUBIC keeps 0.4-1
+// min_rtt of queue in a one-BDP buffer (with one min_rtt the law never
+// competed there: 0.16-0.20x one flow in the lab), several in a deep one.
+// The asymmetric line's uplink queue in the download's ACK path drains each
+// cycle since the floor is bounded (none of 5 simulator runs competed), but
+// not under `ack_path_window`, whose window holds it on purpose: one min_rtt
+// there. Cost: a route change adding more than half of min_rtt is taken for
+// a competitor until min_rtt's competitive window ends (60 s).
 Duration ModelLaw::standing_threshold() const {
   const Duration min_rtt = min_rtt_.value_or(Duration{0});
   const Duration t = std::max({2 * kQueueTarget, params_.ack_path_window ? min_rtt : min_rtt / 2,
