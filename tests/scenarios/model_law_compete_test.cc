@@ -18,20 +18,25 @@ namespace {
 
 using congestion::WindowLawKind;
 
-// 20 Mbit/s, 60 ms RTT, 600-packet buffer: compete-cubic of bench/run, with
-// its window (4-15 s, all flows at once) instead of ScenarioModelLaw's
-// 20-40 s. Every run's share, not only the mean, within 0.5x-2x.
-TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicWithinTheLabWindow) {
+// compete-cubic of bench/run: 20 Mbit/s, 60 ms RTT, its window (4-15 s,
+// all flows at once) instead of ScenarioModelLaw's 20-40 s.
+CompetitionPath lab_competition_path(std::size_t queue_packets, std::size_t runs) {
   CompetitionPath path;
   path.bottleneck_bits_per_second = 20'000'000;
   path.one_way_delay = ms(30);
-  path.queue_limit_packets = 600;
+  path.queue_limit_packets = queue_packets;
   path.law = WindowLawKind::cubic;
   path.warmup = ms(4'000);
   path.horizon = ms(15'000);
   path.start_spread = ms(0);
   path.start_spacing = ms(0);
-  path.runs = 2;
+  path.runs = runs;
+  return path;
+}
+
+// The 600-packet buffer: every run's share, not only the mean, within 0.5x-2x.
+TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicWithinTheLabWindow) {
+  const CompetitionPath path = lab_competition_path(600, 2);
   for (const std::size_t cubic_flows : {std::size_t{1}, std::size_t{4}}) {
     CompetitionGroup ensemble{"ensemble", congestion::CouplingMode::single, 1, true, 0, WindowLawKind::model};
     CompetitionGroup cubic{"cubic", congestion::CouplingMode::single, cubic_flows, false, 0, WindowLawKind::cubic};
@@ -56,16 +61,7 @@ TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicWithinTheLabWindow) {
 // lab 0.16-0.20x / 0.30-0.34x). Runs vary (the share depends on where CUBIC's
 // sawtooth is when the 3 s rule looks), so the mean of 6 runs is asserted.
 TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicOnAOneBdpBuffer) {
-  CompetitionPath path;
-  path.bottleneck_bits_per_second = 20'000'000;
-  path.one_way_delay = ms(30);
-  path.queue_limit_packets = 100;
-  path.law = WindowLawKind::cubic;
-  path.warmup = ms(4'000);
-  path.horizon = ms(15'000);
-  path.start_spread = ms(0);
-  path.start_spacing = ms(0);
-  path.runs = 6;
+  const CompetitionPath path = lab_competition_path(100, 6);
   for (const std::size_t cubic_flows : {std::size_t{1}, std::size_t{4}}) {
     CompetitionGroup ensemble{"ensemble", congestion::CouplingMode::single, 1, true, 0, WindowLawKind::model};
     CompetitionGroup cubic{"cubic", congestion::CouplingMode::single, cubic_flows, false, 0, WindowLawKind::cubic};
