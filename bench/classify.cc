@@ -43,8 +43,8 @@ config::ClassifyConfig typical_config() {
   return c;
 }
 
-// A TLS connection: parse the ClientHello, admin rules, the newer nDPI list
-// then libndpi 4.2 by name, learn.
+// A TLS connection: parse the ClientHello, admin rules, the host lists then
+// libndpi 4.2 by name, learn.
 void BM_OpenWithSni(benchmark::State& state) {
   const Classifier k(typical_config());
   std::vector<test_data::Bytes> hellos;
@@ -68,34 +68,45 @@ void BM_NdpiByHost(benchmark::State& state) {
 }
 BENCHMARK(BM_NdpiByHost);
 
-// The newer nDPI list alone (hash probes per label boundary), and the
-// chain the classifier asks (the list, then libndpi 4.2 for what it lacks).
-void BM_ListByHost(benchmark::State& state) {
-  const AppListDetector& chain = AppListDetector::shared();
+// Each host list alone (hash probes per label boundary), and the chain the
+// classifier asks (the newer nDPI list, the v2fly list, then libndpi 4.2 for
+// what both lack).
+void list_by_host(benchmark::State& state, const AppListDetector& list) {
   const auto hosts = corpus_hosts();
   std::size_t i = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(chain.list_match(hosts[i++ % hosts.size()]));
-  state.SetLabel(std::to_string(chain.patterns()) + " patterns, ~" +
-                 std::to_string(chain.memory_bytes() / 1024) + " KiB of tables");
+  for (auto _ : state) benchmark::DoNotOptimize(list.list_match(hosts[i++ % hosts.size()]));
+  state.SetLabel(std::to_string(list.patterns()) + " patterns, ~" + std::to_string(list.memory_bytes() / 1024) +
+                 " KiB of tables");
 }
+void BM_ListByHost(benchmark::State& state) { list_by_host(state, AppListDetector::shared()); }
 BENCHMARK(BM_ListByHost);
+void BM_V2flyListByHost(benchmark::State& state) { list_by_host(state, AppListDetector::shared_v2fly()); }
+BENCHMARK(BM_V2flyListByHost);
 
 void BM_ListThenNdpiByHost(benchmark::State& state) {
   const AppListDetector& chain = AppListDetector::shared();
   const auto hosts = corpus_hosts();
   std::size_t i = 0;
   for (auto _ : state) benchmark::DoNotOptimize(chain.by_host(hosts[i++ % hosts.size()]));
+  state.SetLabel("newer nDPI list, v2fly list, libndpi 4.2");
 }
 BENCHMARK(BM_ListThenNdpiByHost);
 
-// Building the list's tables (once per process, at a branch's start).
+// Building a list's tables (once per process, at a branch's start).
 void BM_ListBuild(benchmark::State& state) {
   for (auto _ : state) {
-    const AppListDetector list(nullptr);
+    const AppListDetector list(ndpi_host_table(), nullptr);
     benchmark::DoNotOptimize(list.patterns());
   }
 }
 BENCHMARK(BM_ListBuild)->Unit(benchmark::kMicrosecond);
+void BM_V2flyListBuild(benchmark::State& state) {
+  for (auto _ : state) {
+    const AppListDetector list(v2fly_host_table(), nullptr);
+    benchmark::DoNotOptimize(list.patterns());
+  }
+}
+BENCHMARK(BM_V2flyListBuild)->Unit(benchmark::kMicrosecond);
 
 // No SNI (ECH, server-first): nDPI by address, then the learned cache.
 void BM_OpenWithoutSniLearned(benchmark::State& state) {

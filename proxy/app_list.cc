@@ -1,31 +1,55 @@
 #include "proxy/app_list.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "proxy/ndpi_detector.h"
 
 namespace egw::proxy {
 namespace {
 
-struct Group {
-  std::string_view application;
-  std::string_view category;  // nDPI's, as in NDPI_PROTOCOL_CATEGORY_<category>
-  std::string_view hosts;     // space-separated patterns
-};
-constexpr Group kGroups[] = {
+// {application, nDPI's category as in NDPI_PROTOCOL_CATEGORY_<category>, patterns}
+constexpr HostGroup kNdpiGroups[] = {
 #include "proxy/app_list_data.inc"
 };
+// {application (v2fly's list name), our category, patterns}
+constexpr HostGroup kV2flyGroups[] = {
+#include "proxy/app_list_v2fly_data.inc"
+};
+
+ContentClass our_category(std::string_view application, std::string_view category) {
+  if (const auto c = content_class_from_string(category)) return *c;
+  throw std::logic_error("app_list_v2fly_data.inc: " + std::string(application) + ": unknown category " +
+                         std::string(category));
+}
 
 }  // namespace
 
-const AppListDetector& AppListDetector::shared() {
-  static const AppListDetector detector(&NdpiDetector::shared());  // never freed, like nDPI's
+const HostTable& ndpi_host_table() {
+  static constexpr HostTable table{"newer nDPI list", kNdpiGroups, &category_of_ndpi_name};
+  return table;
+}
+
+const HostTable& v2fly_host_table() {
+  static constexpr HostTable table{"v2fly list", kV2flyGroups, &our_category};
+  return table;
+}
+
+const AppListDetector& AppListDetector::shared_v2fly() {
+  static const AppListDetector detector(v2fly_host_table(), &NdpiDetector::shared());  // never freed, like nDPI's
   return detector;
 }
 
-AppListDetector::AppListDetector(const AppDetector* fallback) : fallback_(fallback) {
-  for (const Group& g : kGroups) {
-    const AppMatch match{g.application, category_of_ndpi_name(g.application, g.category)};
+const AppListDetector& AppListDetector::shared() {
+  static const AppListDetector detector(ndpi_host_table(), &shared_v2fly());
+  return detector;
+}
+
+AppListDetector::AppListDetector(const HostTable& table, const AppDetector* fallback)
+    : name_(table.name), fallback_(fallback) {
+  for (const HostGroup& g : table.groups) {
+    const AppMatch match{g.application, table.category_of(g.application, g.category)};
     std::string_view hosts = g.hosts;
     while (!hosts.empty()) {
       const std::size_t end = std::min(hosts.find(' '), hosts.size());
@@ -37,6 +61,8 @@ AppListDetector::AppListDetector(const AppDetector* fallback) : fallback_(fallba
         prefix_labels_max_ = std::max(prefix_labels_max_, labels);
       } else if (pattern.starts_with('.')) {
         suffixes_.try_emplace(pattern.substr(1), Entry{match, true});
+      } else if (pattern.starts_with('=')) {
+        suffixes_.try_emplace(pattern.substr(1), Entry{match, false, true});
       } else {
         suffixes_.try_emplace(pattern, Entry{match});
       }
@@ -47,7 +73,8 @@ AppListDetector::AppListDetector(const AppDetector* fallback) : fallback_(fallba
 std::optional<AppMatch> AppListDetector::list_match(std::string_view host) const {
   // Longest suffix first: "teams.microsoft.com" before "microsoft.com".
   for (std::size_t at = 0; at < host.size();) {
-    if (const auto it = suffixes_.find(host.substr(at)); it != suffixes_.end() && !(at == 0 && it->second.subdomains_only)) {
+    if (const auto it = suffixes_.find(host.substr(at));
+        it != suffixes_.end() && (at == 0 ? !it->second.subdomains_only : !it->second.name_only)) {
       return it->second.match;
     }
     const std::size_t dot = host.find('.', at);

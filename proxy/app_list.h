@@ -1,15 +1,27 @@
-// AppDetector over a newer nDPI host-name list than Debian's libndpi 4.2
-// (Feb 2022): proxy/app_list_data.inc, imported from upstream nDPI's
-// host_match[] (and, in releases that have them, its generated per-service
-// host tables) by scripts/import-ndpi-hosts (the header names the commit;
-// LGPL-3.0-or-later like nDPI). Each pattern carries nDPI's application name
-// and category name, mapped to ours through ndpi_detector.h's tables, the same
-// ones the libndpi stage uses.
+// AppDetector over a host-name list compiled in (a HostTable), in front of
+// another detector. Two tables:
+// - ndpi_host_table(): a newer nDPI host-name list than Debian's libndpi 4.2
+//   (Feb 2022), proxy/app_list_data.inc, imported from upstream nDPI's
+//   host_match[] (and, in releases that have them, its generated per-service
+//   host tables) by scripts/import-ndpi-hosts (the header names the commit;
+//   LGPL-3.0-or-later like nDPI). Each pattern carries nDPI's application and
+//   category names, mapped to ours through ndpi_detector.h's tables, the same
+//   ones the libndpi stage uses.
+// - v2fly_host_table(): proxy/app_list_v2fly_data.inc, imported from
+//   v2fly/domain-list-community (MIT) by scripts/import-v2fly-hosts: the
+//   per-service lists named in proxy/app_list_v2fly_services.tsv, each with
+//   the category we give that service (the categories are ours, by service,
+//   never by host).
 //
-// by_host asks the list first and then `fallback` (libndpi 4.2): when both
-// know a name the newer data wins, since nDPI's later releases correct
-// categories and split umbrellas; names only 4.2 knows still match there.
-// by_address is the fallback's (the list has no addresses).
+// shared() chains them: the newer nDPI list, then the v2fly list, then
+// libndpi 4.2. The newer nDPI list first: it is the source the detector has
+// always followed, a name it knows keeps its answer. The v2fly list before
+// libndpi 4.2: 4.2 is an older copy of the first list's source, so a name it
+// knows and the newer list does not is a stale or an umbrella answer (its
+// categories come from nDPI's coarse ones, e.g. Cloud -> bulk), where the
+// v2fly list's answer is a per-service judgement on a current list. Both
+// answer per application; by_address is libndpi 4.2's (the lists have no
+// addresses).
 //
 // Lookup: a hash of the patterns; one probe per label boundary of the host
 // (the longest suffix wins), then the label-prefix patterns ("amazon.").
@@ -18,6 +30,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -25,18 +38,39 @@
 
 namespace egw::proxy {
 
+// One group of a compiled-in list: an application, its category as the list
+// names it, and its patterns, space-separated: "zoom.us" (the name and names
+// under it), ".x.com" (names under it only), "=x.com" (that name only),
+// "amazon." (a label sequence at a label start: www.amazon.de).
+struct HostGroup {
+  std::string_view application;
+  std::string_view category;
+  std::string_view hosts;
+};
+struct HostTable {
+  std::string_view name;  // for the log: "newer nDPI list"
+  std::span<const HostGroup> groups;
+  // Our category for a group: how this list's category names read.
+  ContentClass (*category_of)(std::string_view application, std::string_view category);
+};
+const HostTable& ndpi_host_table();   // app_list_data.inc, nDPI's category names
+const HostTable& v2fly_host_table();  // app_list_v2fly_data.inc, ours
+
 class AppListDetector final : public AppDetector {
  public:
-  // The process's detector: the list, then NdpiDetector::shared().
+  // The process's detector: the newer nDPI list, then shared_v2fly().
   static const AppListDetector& shared();
-  // `fallback` may be nullptr (the list alone); it must outlive this.
-  explicit AppListDetector(const AppDetector* fallback);
+  // Its second stage: the v2fly list, then NdpiDetector::shared().
+  static const AppListDetector& shared_v2fly();
+  // `fallback` may be nullptr (the list alone); both must outlive this.
+  AppListDetector(const HostTable& table, const AppDetector* fallback);
 
   std::optional<AppMatch> by_host(std::string_view host) const override;
   std::optional<AppMatch> by_address(const tunnel::Destination& destination) const override;
 
   // The list's own answer, without the fallback.
   std::optional<AppMatch> list_match(std::string_view host) const;
+  std::string_view name() const { return name_; }
   std::size_t patterns() const { return suffixes_.size() + prefixes_.size(); }
   // Heap the tables take (an estimate from their nodes and buckets).
   std::size_t memory_bytes() const;
@@ -45,7 +79,9 @@ class AppListDetector final : public AppDetector {
   struct Entry {
     AppMatch match;
     bool subdomains_only = false;  // ".x.com": not x.com itself
+    bool name_only = false;        // "=x.com": x.com, no name under it
   };
+  std::string_view name_;
   const AppDetector* fallback_;
   std::unordered_map<std::string_view, Entry> suffixes_;  // "zoom.us": the name and names under it
   std::unordered_map<std::string_view, Entry> prefixes_;  // "amazon.": labels at a label start

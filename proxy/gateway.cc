@@ -103,9 +103,12 @@ std::unique_ptr<TimestampFile> Gateway::timestamp_file() const {
 
 void Gateway::start() {
   if (classify_config(config_).detect_applications) {
-    spdlog::info("application detection: nDPI {} ready (built in {:.0f} ms, once per process), newer nDPI list: {} "
-                 "host patterns", NdpiDetector::version(), NdpiDetector::shared().init_ms(),
-                 AppListDetector::shared().patterns());
+    const AppListDetector& ndpi_list = AppListDetector::shared();  // the chain: this, the v2fly list, libndpi
+    const AppListDetector& v2fly_list = AppListDetector::shared_v2fly();
+    spdlog::info("application detection: {} {} host patterns ({} KiB), {} {} ({} KiB), then nDPI {} (built in "
+                 "{:.0f} ms, once per process)", ndpi_list.name(), ndpi_list.patterns(), ndpi_list.memory_bytes() / 1024,
+                 v2fly_list.name(), v2fly_list.patterns(), v2fly_list.memory_bytes() / 1024, NdpiDetector::version(),
+                 NdpiDetector::shared().init_ms());
   }
   asio::ip::udp::endpoint local;
   if (!config_.tunnel_listen.empty()) {
