@@ -2,8 +2,8 @@
 // names of applications, each with the category an admin would expect,
 // chosen by hand and not from nDPI. The host-name stages (the newer nDPI
 // list, the v2fly list, libndpi 4.2, our general mapping tables, name
-// tokens, unknown_host) must give the expected category for at least kFloor
-// of them, and for the floors of two holdouts (holdout.tsv, holdout2.tsv:
+// tokens, unknown_host) must give the expected category for a floor of them
+// (Floors below), and for the floors of two holdouts (holdout.tsv, holdout2.tsv:
 // names in neither the corpus nor each other, written before any run; the
 // second before the v2fly list was imported) so that nothing here is fitted
 // to the corpus. Each prints libndpi 4.2 alone and the chain without the
