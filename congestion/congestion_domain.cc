@@ -419,7 +419,8 @@ void CongestionDomain::on_lost(const std::vector<SentPacket>& lost, std::size_t 
 }
 
 void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_delay,
-                              Instant now, AckOutcome& out, SentPackets::AckResult& result) {
+                              Instant now, AckOutcome& out, SentPackets::AckResult& result,
+                              std::optional<Duration> peer_sent_at) {
   const ByteCount prior_flight = sent_.bytes_in_flight();  // RecoverFS if recovery starts
   result.acked.clear();
   result.rtt_sample.reset();
@@ -440,8 +441,15 @@ void CongestionDomain::on_ack(std::span<const AckedRange> ranges, Duration ack_d
   on_lost(out.lost, first_lost, now, prior_flight);
   const std::span<const SentPacket> lost_now(out.lost.data() + first_lost,
                                              out.lost.size() - first_lost);
-  const RateSample rate =
-      rate_sampler_.on_ack(result.acked, lost_now, prior_flight, now, rtt_.min_rtt());
+  std::optional<Duration> peer_received_at;
+  if (peer_sent_at) peer_received_at = *peer_sent_at - ack_delay;
+  RateSample rate =
+      rate_sampler_.on_ack(result.acked, lost_now, prior_flight, now, rtt_.min_rtt(), peer_received_at);
+  if (peer_sent_at) {
+    std::optional<Duration> excess;
+    if (rate.rtt) excess = *rate.rtt - rtt_.min_rtt();
+    rate.ack_path_delay = ack_path_.on_ack(now, *peer_sent_at, excess);
+  }
   // The law keeps what the data left through keep-alive PINGs (their samples
   // aged the model's window to 4 packets); before any data, control packets
   // are all the path has shown.

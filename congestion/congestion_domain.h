@@ -61,6 +61,7 @@
 
 #include "common/ring_deque.h"
 #include "common/units.h"
+#include "congestion/ack_path_meter.h"
 #include "congestion/careful_resume.h"
 #include "congestion/delivery_rate.h"
 #include "congestion/ensemble_config.h"
@@ -199,8 +200,11 @@ class CongestionDomain {
 
   // Process one ACK: acked packets are appended to out.acked, packets it
   // declares lost to out.lost. `scratch` is the caller's reused buffer.
+  // `peer_sent_at`: the ACK's timestamp, when the peer stamps them
+  // (congestion/ack_path_meter.h).
   void on_ack(std::span<const AckedRange> ranges, Duration ack_delay, Instant now,
-              AckOutcome& out, SentPackets::AckResult& scratch);
+              AckOutcome& out, SentPackets::AckResult& scratch,
+              std::optional<Duration> peer_sent_at = std::nullopt);
   // Earliest of the loss-time and PTO/RTO deadlines; nullopt when idle.
   std::optional<Instant> next_timeout() const;
   // Whatever of those deadlines is due at `now`, appended to `out`.
@@ -287,6 +291,7 @@ class CongestionDomain {
   RecentMaxRtt recent_max_rtt_;  // random_loss: veno
   QueueBound queue_bound_;       // the standing queue RTT shows and loss does not
   DeliveryRateSampler rate_sampler_;
+  AckPathMeter ack_path_;  // the ACKs' queueing, from the peer's stamps
   SentPackets sent_;
   Pacer pacer_;  // paces the unvalidated part of a careful resume
   RatePacer rate_pacer_;  // paces every packet (pacing.enabled, max_rate_bps)

@@ -20,6 +20,7 @@ DeliverySnapshot DeliveryRateSampler::on_packet_sent(ByteCount bytes_in_flight, 
     first_sent_time_ = now;
     delivered_time_ = now;
     started_ = true;
+    peer_times_.clear();  // the peer's interval would span the idle time
   }
   DeliverySnapshot s;
   s.delivered_low = static_cast<std::uint32_t>(delivered_);
@@ -41,10 +42,22 @@ ByteCount DeliveryRateSampler::delivered_at_send(const SentPacket& p) const {
   return delivered_ >= since ? delivered_ - since : 0;
 }
 
+std::optional<Duration> DeliveryRateSampler::peer_time_at(ByteCount delivered) const {
+  std::size_t lo = 0;
+  std::size_t hi = peer_times_.size();
+  while (lo < hi) {  // the first entry at or above `delivered`
+    const std::size_t mid = (lo + hi) / 2;
+    if (peer_times_[mid].delivered < delivered) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == peer_times_.size() || peer_times_[lo].delivered != delivered) return std::nullopt;
+  return peer_times_[lo].received_at;
+}
+
 RateSample DeliveryRateSampler::on_ack(std::span<const SentPacket> acked,
                                        std::span<const SentPacket> lost,
                                        ByteCount prior_in_flight, Instant now,
-                                       Duration min_rtt) {
+                                       Duration min_rtt, std::optional<Duration> peer_received_at) {
   RateSample rs;
   rs.prior_in_flight = prior_in_flight;
   for (const SentPacket& p : lost) rs.lost_bytes += p.bytes;
@@ -82,7 +95,12 @@ RateSample DeliveryRateSampler::on_ack(std::span<const SentPacket> acked,
 
   rs.delivered_bytes = delivered_ - newest_delivered;
   const Duration send_elapsed = us(snap.first_sent_age_us);
-  const Duration ack_elapsed = now - (newest->sent_time - us(snap.delivered_age_us));
+  Duration ack_elapsed = now - (newest->sent_time - us(snap.delivered_age_us));
+  if (peer_received_at) {
+    if (const auto then = peer_time_at(newest_delivered)) ack_elapsed = *peer_received_at - *then;
+    if (peer_times_.size() == kPeerTimes) peer_times_.pop_front();
+    peer_times_.push_back({delivered_, *peer_received_at});
+  }
   rs.interval = std::max(send_elapsed, ack_elapsed);
   // An interval shorter than the minimum RTT cannot be right (tcp_rate.c):
   // acks came in faster than the path can carry data.

@@ -140,8 +140,8 @@ void Ensemble::Impl::collect_touched_members(const AckedRange& r) {
 }
 
 void Ensemble::Impl::ack_touched_member_domains(std::span<const AckedRange> ranges,
-                                                Duration ack_delay, Instant now,
-                                                AckOutcome& out) {
+                                                Duration ack_delay, Instant now, AckOutcome& out,
+                                                std::optional<Duration> peer_sent_at) {
   ack_members.clear();
   for (const AckedRange& r : ranges) {
     if (r.smallest <= r.largest) collect_touched_members(r);
@@ -151,7 +151,7 @@ void Ensemble::Impl::ack_touched_member_domains(std::span<const AckedRange> rang
   ack_members.erase(std::unique(ack_members.begin(), ack_members.end()), ack_members.end());
   for (MemberId id : ack_members) {
     auto it = member_domains.find(id);
-    if (it != member_domains.end()) process_ack(*it->second, ranges, ack_delay, now, out);
+    if (it != member_domains.end()) process_ack(*it->second, ranges, ack_delay, now, out, peer_sent_at);
   }
   prune_sent_index();
 }
@@ -358,13 +358,13 @@ ByteCount Ensemble::packet_bytes_limit(MemberId id, Instant now) const {
 }
 
 const AckOutcome& Ensemble::on_ack(std::span<const AckedRange> ranges, Duration ack_delay,
-                                   Instant now) {
+                                   Instant now, std::optional<Duration> peer_sent_at) {
   Impl& m = *impl_;
   AckOutcome& out = m.ack_out;
   out.acked.clear();
   out.lost.clear();
-  m.process_ack(*m.shared, ranges, ack_delay, now, out);
-  if (!m.coupled()) m.ack_touched_member_domains(ranges, ack_delay, now, out);
+  m.process_ack(*m.shared, ranges, ack_delay, now, out, peer_sent_at);
+  if (!m.coupled()) m.ack_touched_member_domains(ranges, ack_delay, now, out, peer_sent_at);
   if (!m.member_domains.empty()) {  // `none`: several domains appended in turn
     auto by_number = [](const SentPacket& a, const SentPacket& b) { return a.number < b.number; };
     std::sort(out.acked.begin(), out.acked.end(), by_number);

@@ -123,7 +123,10 @@ class Ensemble {
   // not send are ignored. ack_delay is the receiver's reported delay. The
   // outcome lives in buffers the ensemble reuses: valid until the next
   // on_ack or on_timeout (no allocation per ack in steady state).
-  const AckOutcome& on_ack(std::span<const AckedRange> ranges, Duration ack_delay, Instant now);
+  // `peer_sent_at`: the ACK's timestamp when the peer stamps ACKs (the
+  // peer's clock; congestion/ack_path_meter.h).
+  const AckOutcome& on_ack(std::span<const AckedRange> ranges, Duration ack_delay, Instant now,
+                           std::optional<Duration> peer_sent_at = std::nullopt);
   // Earliest of the loss-time and PTO/RTO deadlines; nullopt when nothing is outstanding.
   std::optional<Instant> next_timeout() const;
   const TimeoutOutcome& on_timeout(Instant now);

@@ -92,16 +92,16 @@ struct Ensemble::Impl final : DomainListener {
   void update_active(MemberId id, MemberState& m);
   void on_join(MemberId id, Instant now);
   void process_ack(CongestionDomain& d, std::span<const AckedRange> ranges, Duration ack_delay,
-                   Instant now, AckOutcome& out) {
+                   Instant now, AckOutcome& out, std::optional<Duration> peer_sent_at) {
     ++ack_domain_visits;
-    d.on_ack(ranges, ack_delay, now, out, acked_scratch);
+    d.on_ack(ranges, ack_delay, now, out, acked_scratch, peer_sent_at);
   }
   void drop_retired_domains();
   const CongestionDomain& reference_domain() const;
   // `none`: the member domains an ACK's ranges touch, from sent_index, so an
   // ACK costs the packets it covers, not the number of domains.
   void ack_touched_member_domains(std::span<const AckedRange> ranges, Duration ack_delay,
-                                  Instant now, AckOutcome& out);
+                                  Instant now, AckOutcome& out, std::optional<Duration> peer_sent_at);
   void collect_touched_members(const AckedRange& r);
   void prune_sent_index();
 

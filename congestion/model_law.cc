@@ -143,6 +143,9 @@ LawState ModelLaw::law_state() const {
 }
 
 void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
+  // Stamped ACKs: their wait on the way back, for the window (model_law_ack_path.cc);
+  // the rules below judge the whole RTT (session 34: the forward one lost CUBIC's queue).
+  if (rs.ack_path_delay) measure_ack_path(rs);
   update_min_rtt(rs, now);
   update_bw(rs);
   round_loss_.delivered += rs.acked_bytes;
@@ -370,7 +373,7 @@ void ModelLaw::end_cycle(Instant now) {
 // a competitor until min_rtt's competitive window ends (60 s).
 Duration ModelLaw::standing_threshold() const {
   const Duration min_rtt = min_rtt_.value_or(Duration{0});
-  const Duration t = std::max({2 * kQueueTarget, params_.ack_path_window ? min_rtt : min_rtt / 2,
+  const Duration t = std::max({2 * kQueueTarget, ack_path_inferred() ? min_rtt : min_rtt / 2,
                                2 * own_target_delay()});
   // A rebase on trial must not widen it: at a starved rate the queue target
   // is many milliseconds, and every sample beside CUBIC's queue looked near.
@@ -399,7 +402,7 @@ void ModelLaw::enter_competitive() {
 
 void ModelLaw::enter_phase(Phase phase, Instant now) {
   if (phase_ == Phase::up && phase != Phase::up) up_end_round_ = round_;
-  if (phase_ == Phase::down && phase != Phase::down) end_ack_path_sample();
+  if (phase_ == Phase::down && phase != Phase::down && ack_path_inferred()) end_ack_path_sample();
   phase_ = phase;
   phase_start_round_ = round_;
   if (phase == Phase::down) {

@@ -85,6 +85,8 @@
 // the option the window also covers that delay, as DOWN measures it: the
 // mean RTT above min_rtt in DOWN's rounds after the first (our own queue
 // drained), when it exceeds a quarter of min_rtt, at most one min_rtt.
+// Towards a peer that stamps its ACKs the delay is measured instead, on by
+// default (measure_ack_path; congestion/ack_path_meter.h).
 #pragma once
 
 #include <array>
@@ -237,6 +239,10 @@ class ModelLaw final : public WindowLaw {
   double startup_pacing_rate() const;
   bool startup_fills_initial_window() const;
   ByteCount window_bdp_bytes() const;  // bw x (min_rtt + the ACK path's delay)
+  // The ACK path's delay is inferred from DOWN (ack_path_window) unless the
+  // peer's ACK timestamps measure it.
+  bool ack_path_inferred() const { return params_.ack_path_window && !ack_path_measured_; }
+  void measure_ack_path(const RateSample& rs);
   void sample_ack_path(const RateSample& rs);
   void end_ack_path_sample();
   bool ack_compressed(const RateSample& rs) const;
@@ -323,6 +329,11 @@ class ModelLaw final : public WindowLaw {
   std::uint64_t down_rtt_samples_ = 0;
   Duration first_rtt_sum_{0};  // DOWN's first round: our queue may still be in it
   std::uint64_t first_rtt_samples_ = 0;
+  // Measured from ACK timestamps: this round's waits, the last round's mean.
+  bool ack_path_measured_ = false;
+  Duration measured_sum_{0};
+  std::uint64_t measured_samples_ = 0;
+  Duration last_round_delay_{0};
 
   // DOWN's delivery (model_law_down.cc): what the link carried while our
   // queue did not drain.

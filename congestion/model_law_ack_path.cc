@@ -15,7 +15,7 @@ namespace egw::congestion {
 // every ACK of the download crosses. Averaged, not the minimum: the window
 // must cover the ACKs that wait, not the one that found the queue empty.
 void ModelLaw::sample_ack_path(const RateSample& rs) {
-  if (!params_.ack_path_window || state_ != State::probe_bw || phase_ != Phase::down || competitive_) return;
+  if (!ack_path_inferred() || state_ != State::probe_bw || phase_ != Phase::down || competitive_) return;
   if (!rs.rtt) return;
   if (round_ == phase_start_round_) {
     first_rtt_sum_ += *rs.rtt;
@@ -36,7 +36,8 @@ Duration ModelLaw::first_round_excess() const {
 }
 
 bool ModelLaw::down_measures_ack_path() const {
-  return !competitive_ && round_ == phase_start_round_ && first_round_excess() > ack_path_threshold();
+  return ack_path_inferred() && !competitive_ && round_ == phase_start_round_ &&
+         first_round_excess() > ack_path_threshold();
 }
 
 // Below a quarter of min_rtt the ACK path is left to the queue target and
@@ -68,6 +69,30 @@ void ModelLaw::end_ack_path_sample() {
   down_rtt_samples_ = 0;
   first_rtt_sum_ = Duration{0};
   first_rtt_samples_ = 0;
+}
+
+// Measured (the peer stamps its ACKs): each ACK's wait on the way back, the
+// mean over a round; the window covers the smaller of the last two rounds'
+// means (one round's burst, the peer's startup queue, is no path to cover),
+// at most one min_rtt as the inferred delay. Measured in every phase (the
+// ACKs wait in DOWN as in CRUISE); DOWN's window still leaves it out, so
+// that our own queue drains whatever bw reads.
+void ModelLaw::measure_ack_path(const RateSample& rs) {
+  if (!ack_path_measured_) {
+    ack_path_measured_ = true;
+    ack_path_delay_ = Duration{0};  // nothing inferred carries over
+    last_down_delay_ = Duration{0};
+  }
+  if (rs.round_start && measured_samples_ > 0) {
+    const Duration mean = measured_sum_ / static_cast<std::int64_t>(measured_samples_);
+    const Duration cap = min_rtt_.value_or(Duration{0});
+    ack_path_delay_ = std::clamp(std::min(mean, last_round_delay_), Duration{0}, cap);
+    last_round_delay_ = mean;
+    measured_sum_ = Duration{0};
+    measured_samples_ = 0;
+  }
+  measured_sum_ += *rs.ack_path_delay;
+  ++measured_samples_;
 }
 
 // A rate sample spans one packet's round trip. Over an ACK path that

@@ -31,7 +31,7 @@ void ModelLaw::sample_down(const RateSample& rs) {
 void ModelLaw::check_down_drained(ByteCount inflight, Instant now) {
   // With ack_path_window a DOWN that does not drain is how the ACK path's
   // delay is measured (model_law_ack_path.cc), not a sign of a wrong bw.
-  if (params_.ack_path_window || competitive_ || down_app_limited_ || inflight <= bdp_bytes() ||
+  if (ack_path_inferred() || competitive_ || down_app_limited_ || inflight <= bdp_bytes() ||
       !min_rtt_) {
     return;
   }

@@ -41,6 +41,9 @@ void ModelLaw::on_idle_restart() {
   probe_rtt_done_.reset();
   probe_rtt_min_.reset();
   ack_path_delay_ = Duration{0};
+  measured_sum_ = Duration{0};
+  measured_samples_ = 0;
+  last_round_delay_ = Duration{0};
   competitive_ = false;
   cycle_busy_ = false;
 }

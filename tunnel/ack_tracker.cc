@@ -134,9 +134,10 @@ void AckTracker::on_rtt_sample(Duration rtt) {
   min_rtt_ = min_rtt_ == Duration{0} ? rtt : std::min(min_rtt_, rtt);
 }
 
-std::optional<AckFrame> AckTracker::ack_frame(Instant now, std::size_t budget_bytes) const {
+std::optional<AckFrame> AckTracker::ack_frame(Instant now, std::size_t budget_bytes,
+                                              std::optional<Duration> timestamp) const {
   const Duration delay = std::max(Duration::zero(), now - newest_range_received_at_);
-  return fit_ack_frame(ranges_, delay, budget_bytes);
+  return fit_ack_frame(ranges_, delay, budget_bytes, timestamp);
 }
 
 void AckTracker::on_ack_sent(Instant now) {

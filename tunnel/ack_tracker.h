@@ -93,7 +93,9 @@ class AckTracker {
   // The ACK to send at `now`: the newest ranges that fit in `budget_bytes`
   // (see fit_ack_frame), ack_delay = now - receive time of its largest
   // number. nullopt when there is nothing to acknowledge or it does not fit.
-  std::optional<AckFrame> ack_frame(Instant now, std::size_t budget_bytes) const;
+  // `timestamp`: an ACK_TIMESTAMPED frame that carries it.
+  std::optional<AckFrame> ack_frame(Instant now, std::size_t budget_bytes,
+                                    std::optional<Duration> timestamp = std::nullopt) const;
   // An ACK frame left in a packet at `now`: the owed ACK is paid.
   void on_ack_sent(Instant now);
   // An RTT sample of the path (our packet's send to its ACK): the smallest

@@ -78,6 +78,7 @@ Connection::Impl::Impl(const ConnectionConfig& cfg, std::unique_ptr<PacketProtec
       send_credit(cfg.peer.initial_max_data),
       recv_credit(cfg.connection_receive_window_bytes, kInitialConnectionCreditBytes,
                   cfg.connection_receive_window_max_bytes),
+      epoch(now),
       last_activity(now) {
   next_local_flow = cfg.is_client ? 0 : 1;
   // A peer without a handshake assumes the initial credit until told otherwise.
@@ -206,6 +207,7 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
     close_with_error(kErrorProtocolViolation, "ACK of a skipped packet number");
     return;
   }
+  if (f.timestamp) ++stats.ack_timestamps_received;
   // Acks of a retired ensemble's packets: nothing is waiting for them.
   if (!ensemble) return;
   std::array<congestion::AckedRange, AckRanges::kCapacity> ranges;
@@ -215,8 +217,10 @@ void Connection::Impl::on_ack_frame(const AckFrame& f, Instant now) {
   // RFC 9002 section 5.3: never more than the peer's max_ack_delay, so a
   // peer cannot drag the RTT estimate below the path's.
   const Duration ack_delay = std::min(f.ack_delay, ms(config.peer.max_ack_delay_ms));
+  std::optional<Duration> peer_clock;
+  if (f.timestamp) peer_clock = unwrap_ack_timestamp(peer_ack_clock, *f.timestamp);
   const congestion::AckOutcome& outcome =
-      ensemble->on_ack(std::span(ranges).first(f.ranges.size()), ack_delay, now);
+      ensemble->on_ack(std::span(ranges).first(f.ranges.size()), ack_delay, now, peer_clock);
   // The path's RTT for our own ACK timer: the newest packet this ACK names,
   // if newly acknowledged (raw, as min RTT is: the minimum is what counts).
   if (!outcome.acked.empty() && outcome.acked.back().number == f.ranges.front().largest) {

@@ -177,6 +177,8 @@ struct ConnectionConfig {
   // session sets it per connection from the handshake (kFlagCategories in
   // transport_parameters.h) or from the override below.
   bool peer_knows_categories = false;
+  // The peer set kFlagAckTimestamps: our ACKs carry our clock (frames.h).
+  bool peer_reads_ack_timestamps = false;
   // scheduler.peer_knows_categories: nullopt (`auto`) takes the handshake's
   // answer; true sends categories regardless; false treats the peer as an
   // older build (no announcement either, so no initiation is dropped).
@@ -255,6 +257,7 @@ struct ConnectionStats {
   std::uint64_t datagrams_oversized = 0;
   std::uint64_t datagrams_extra_ack = 0;
   std::uint64_t datagrams_sent = 0;
+  std::uint64_t ack_timestamps_received = 0;  // ACK_TIMESTAMPED frames applied
   // Packets of flow-control credit (with the ACK and control frames) sent
   // past the window and the pacer.
   std::uint64_t credit_packets_past_window = 0;

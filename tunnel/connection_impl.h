@@ -368,6 +368,8 @@ struct Connection::Impl {
 
   bool closed = false;
   std::optional<CloseFrame> close_to_send;
+  Instant epoch;  // our ACK timestamps count from here
+  std::optional<Duration> peer_ack_clock;  // the peer's last ACK timestamp, unwrapped
   Instant last_activity;
   bool eliciting_sent_since_receive = false;
   std::optional<Instant> last_keepalive;

@@ -102,7 +102,9 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
     std::size_t ack_budget = eliciting_allowed ? budget / 4 : budget;
     // A datagram cannot be split: a piggybacked ACK leaves it room.
     if (flow && !ack_due) ack_budget = std::min(ack_budget, budget - std::min(budget, datagram_frame_need(*flow)));
-    if (auto ack = ack_tracker.ack_frame(now, std::min(ack_budget, w.remaining()))) {
+    const std::optional<Duration> stamp =
+        config.peer_reads_ack_timestamps ? std::optional<Duration>((now - epoch) % kAckTimestampRange) : std::nullopt;
+    if (auto ack = ack_tracker.ack_frame(now, std::min(ack_budget, w.remaining()), stamp)) {
       encode_frame(w, *ack);
       entry.carries_ack = true;
       entry.largest_acked = ack->ranges.front().largest;

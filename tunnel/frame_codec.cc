@@ -30,9 +30,15 @@ std::uint64_t ack_gap(const AckRange& previous, const AckRange& next) {
   return previous.smallest - next.largest - 2;
 }
 
+// The timestamp's field: whole microseconds, 0 before the epoch.
+std::size_t timestamp_size(const std::optional<Duration>& timestamp) {
+  return timestamp ? varint_size(ack_delay_us(*timestamp)) : 0;
+}
+
 std::size_t ack_size(const AckFrame& ack) {
   const AckRange& first = ack.ranges.front();
   std::size_t size = 1 + varint_size(first.largest) + varint_size(ack_delay_us(ack.ack_delay)) +
+                     timestamp_size(ack.timestamp) +
                      varint_size(ack.ranges.size() - 1) +
                      varint_size(first.largest - first.smallest);
   for (std::size_t i = 1; i < ack.ranges.size(); ++i) {
@@ -48,9 +54,10 @@ void encode_ack(WireWriter& w, const AckFrame& ack) {
     return;
   }
   const AckRange& first = ack.ranges.front();
-  w.write_u8(static_cast<std::uint8_t>(FrameType::ack));
+  w.write_u8(static_cast<std::uint8_t>(ack.timestamp ? FrameType::ack_timestamped : FrameType::ack));
   w.write_varint(first.largest);
   w.write_varint(ack_delay_us(ack.ack_delay));
+  if (ack.timestamp) w.write_varint(ack_delay_us(*ack.timestamp));
   w.write_varint(ack.ranges.size() - 1);
   w.write_varint(first.largest - first.smallest);
   for (std::size_t i = 1; i < ack.ranges.size(); ++i) {
@@ -62,9 +69,14 @@ void encode_ack(WireWriter& w, const AckFrame& ack) {
 // ---- parsing: each returns nullopt on the first bad field ----
 
 // Parses into `ack` in place (it is large: its ranges are inline).
-bool parse_ack(WireReader& r, AckFrame& ack) {
+bool parse_ack(WireReader& r, AckFrame& ack, bool timestamped) {
   auto largest = r.read_varint();
   auto delay_us = r.read_varint();
+  std::optional<std::uint64_t> timestamp_us;
+  if (timestamped) {
+    timestamp_us = r.read_varint();
+    if (!timestamp_us) return false;
+  }
   auto extra_ranges = r.read_varint();
   auto first_range = r.read_varint();
   if (!largest || !delay_us || !extra_ranges || !first_range) return false;
@@ -72,6 +84,8 @@ bool parse_ack(WireReader& r, AckFrame& ack) {
   if (*extra_ranges >= kMaxAckRanges) return false;
   if (*first_range > *largest) return false;  // would underflow below 0
   ack.ack_delay = Duration(static_cast<Duration::rep>(*delay_us));
+  ack.timestamp.reset();
+  if (timestamp_us) ack.timestamp = Duration(static_cast<Duration::rep>(*timestamp_us));
   ack.ranges.clear();
   ack.ranges.push_back({*largest - *first_range, *largest});
   for (std::uint64_t i = 0; i < *extra_ranges; ++i) {
@@ -168,11 +182,12 @@ bool parse_one(WireReader& r, std::uint8_t type, Frame& out) {
       return true;
     }
     case FrameType::ping: out = PingFrame{}; return true;
-    case FrameType::ack: {
+    case FrameType::ack:
+    case FrameType::ack_timestamped: {
       // Parsed where it will live: an AckFrame is too big to copy per packet.
       AckFrame* ack = std::get_if<AckFrame>(&out);
       if (!ack) ack = &out.emplace<AckFrame>();
-      return parse_ack(r, *ack);
+      return parse_ack(r, *ack, static_cast<FrameType>(type) == FrameType::ack_timestamped);
     }
     case FrameType::stream_open: return store(out, parse_stream_open(r));
     case FrameType::stream: return store(out, parse_stream(r, false));
@@ -381,16 +396,31 @@ bool is_valid_ack(const AckFrame& ack) {
   return true;
 }
 
+Duration unwrap_ack_timestamp(std::optional<Duration>& last, Duration wire) {
+  const std::int64_t range = kAckTimestampRange.count();
+  if (!last) {
+    last = wire;
+    return wire;
+  }
+  std::int64_t delta = (wire.count() - last->count() % range) % range;
+  if (delta < 0) delta += range;
+  if (delta >= range / 2) delta -= range;
+  *last += Duration{delta};
+  return *last;
+}
+
 std::optional<AckFrame> fit_ack_frame(std::span<const AckRange> ranges_descending,
-                                      Duration ack_delay, std::size_t budget_bytes) {
+                                      Duration ack_delay, std::size_t budget_bytes,
+                                      std::optional<Duration> timestamp) {
   if (ranges_descending.empty()) return std::nullopt;
   AckFrame ack;
   ack.ack_delay = ack_delay;
+  ack.timestamp = timestamp;
   const std::size_t limit = std::min(ranges_descending.size(), kMaxAckRanges);
   // Fixed part, without the range count (its size depends on how many fit).
   const AckRange& first = ranges_descending.front();
   const std::size_t fixed = 1 + varint_size(first.largest) + varint_size(ack_delay_us(ack_delay)) +
-                            varint_size(first.largest - first.smallest);
+                            timestamp_size(timestamp) + varint_size(first.largest - first.smallest);
   std::size_t pairs = 0;  // bytes of the (gap, length) pairs for ranges 1..n-1
   std::size_t fitting = 0;
   for (std::size_t n = 1; n <= limit; ++n) {

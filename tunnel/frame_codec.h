@@ -37,6 +37,7 @@ enum class FrameType : std::uint8_t {
   flow_open = 0x0c,  // datagram flows: tunnel/flow_frame_codec.h
   flow_close = 0x0d,
   datagram = 0x0e,
+  ack_timestamped = 0x0f,  // ACK + the sender's timestamp (AckFrame::timestamp)
 };
 
 // Bytes encode_frame() appends for `frame`. Preconditions for both: every
@@ -99,8 +100,15 @@ bool is_valid_ack(const AckFrame& ack);
 // The ACK frame for `ranges_descending` (as is_valid_ack() wants them,
 // newest first) carrying as many of the newest ranges as fit in
 // `budget_bytes`, at most kMaxAckRanges; nullopt if not even the first fits.
+// An ACK timestamp (modulo kAckTimestampRange) as the peer's clock without
+// the wrap: the value nearest to `last`, which it updates (ACKs may come
+// reordered, never half a range apart). The first one is taken as it is.
+Duration unwrap_ack_timestamp(std::optional<Duration>& last, Duration wire);
+
+// With `timestamp`, an ACK_TIMESTAMPED frame that carries it.
 std::optional<AckFrame> fit_ack_frame(std::span<const AckRange> ranges_descending,
-                                      Duration ack_delay, std::size_t budget_bytes);
+                                      Duration ack_delay, std::size_t budget_bytes,
+                                      std::optional<Duration> timestamp = std::nullopt);
 
 // The most stream data bytes a STREAM frame for (`stream_id`, `offset`) can
 // carry within `budget_bytes`, or nullopt when not even an empty frame (a

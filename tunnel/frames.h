@@ -80,9 +80,17 @@ class AckRanges {
   std::size_t size_ = 0;
 };
 
+// ACK timestamps wrap every 2^30 us (17.9 minutes): a 4-byte varint at
+// most, and the receiver unwraps them (consecutive ACKs are far closer).
+inline constexpr Duration kAckTimestampRange{std::int64_t{1} << 30};
+
 struct AckFrame {
   Duration ack_delay{0};
   AckRanges ranges;  // descending, non-overlapping, non-adjacent
+  // ACK_TIMESTAMPED: the sender's clock when it sent this ACK, since its
+  // connection began, modulo kAckTimestampRange (for a peer that reads
+  // them: kFlagAckTimestamps).
+  std::optional<Duration> timestamp;
   bool operator==(const AckFrame&) const = default;
 };
 

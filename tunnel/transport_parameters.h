@@ -83,7 +83,11 @@ struct TransportParameters {
   // Bit 1: this side reads the categories (message 1: announced; message 2:
   // echoed). A connection sends categories only to a peer that set it.
   static constexpr std::uint8_t kFlagCategories = 0x02;
-  static constexpr std::uint8_t kKnownFlags = kFlagRekey | kFlagCategories;
+  // Bit 2: this side reads ACK timestamps (ACK_TIMESTAMPED, frames.h);
+  // announced and echoed as kFlagCategories is.
+  static constexpr std::uint8_t kFlagAckTimestamps = 0x04;
+  static constexpr std::uint8_t kFeatureFlags = kFlagCategories | kFlagAckTimestamps;
+  static constexpr std::uint8_t kKnownFlags = kFlagRekey | kFeatureFlags;
   // Version 2: the rate at which this side wants to receive, bits/s of
   // whole datagrams (its ensemble.max_rate.down; 0: none). The peer sends
   // to us at most min(its own max_rate.up, this). Version 1: always 0.

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
 #include <vector>
 
 namespace egw::congestion {
@@ -103,6 +107,61 @@ TEST(DeliveryRateTest, LossesAndFlightAreReported) {
   EXPECT_EQ(s.lost_bytes(), kMss);
   s.on_lost(kMss);
   EXPECT_EQ(s.lost_bytes(), 2 * kMss);
+}
+
+// An ACK-clocked sender (a window of 115 packets) through a bottleneck of
+// one packet per ms; the peer acks each packet as it arrives, but the ACKs
+// wait on the way back behind an upload and reach the sender in bunches of
+// 10, every other bunch 8 ms late. The sender's clock times deliveries by
+// when the bunches came; the peer's (its ACK timestamps) by when the data
+// did. Returns the lowest and highest valid sample after the first 200.
+std::pair<double, double> bunched_ack_rates(bool peer_clock) {
+  DeliveryRateSampler s;
+  std::vector<SentPacket> sent;
+  std::vector<Duration> received;  // at the peer, its clock
+  ByteCount in_flight = 0;
+  Duration link_free{0};
+  const auto send_one = [&](Instant now) {
+    sent.push_back(send(s, sent.size(), in_flight, now));
+    in_flight += kMss;
+    link_free = std::max(link_free, now.time_since_epoch() + ms(25)) + ms(1);  // 25 ms there, 1 ms each
+    received.push_back(link_free);
+  };
+  // The ACK of packet i leaves the peer at once and waits for the end of
+  // its 10 ms, then 25 ms more, and every other bunch 8 ms in a queue.
+  const auto arrives = [&](std::size_t i) {
+    const auto bunch = received[i].count() / 10'000 + 1;
+    return Instant{} + us(bunch * 10'000) + ms(25) + (bunch % 2 ? ms(8) : ms(0));
+  };
+  for (int i = 0; i < 115; ++i) send_one(t0);
+  double lowest = 1e18, highest = 0;
+  for (std::size_t next = 0; next < 1000; ++next) {
+    const Instant now = arrives(next);
+    const SentPacket acked[] = {sent[next]};
+    std::optional<Duration> peer;
+    if (peer_clock) peer = received[next];  // its stamp less its ack delay
+    const RateSample rs = s.on_ack(acked, {}, in_flight, now, ms(50), peer);
+    in_flight -= kMss;
+    if (rs.valid && next > 200) {
+      lowest = std::min(lowest, rs.delivery_rate_bytes_per_s);
+      highest = std::max(highest, rs.delivery_rate_bytes_per_s);
+    }
+    send_one(now);
+  }
+  return {lowest, highest};
+}
+
+// The max filter takes the highest sample: on the peer's clock it is the
+// bottleneck's rate; on the sender's the bunches misread it (here 4 % low;
+// on the simulator's asymmetric line 12-19 % high, where the window then
+// kept a queue on the downlink).
+TEST(DeliveryRateTest, ThePeersClockTimesBunchedAcksAtTheBottlenecksRate) {
+  const auto [low, high] = bunched_ack_rates(/*peer_clock=*/true);
+  const auto [sender_low, sender_high] = bunched_ack_rates(/*peer_clock=*/false);
+  std::printf("bunched ACKs: peer clock %.3f-%.3f MB/s, sender clock %.3f-%.3f MB/s\n", low / 1e6, high / 1e6,
+              sender_low / 1e6, sender_high / 1e6);
+  EXPECT_NEAR(high, 1.2e6, 1.2e6 * 0.01);
+  EXPECT_GT(std::abs(sender_high - 1.2e6), 1.2e6 * 0.02);
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 // tunnel, both gateways on the model law. The download's ACKs cross the
 // uplink's queue behind the upload, so that queue, the branch's own, sets
 // the hub's round trip: it must stay near the law's target (model_law.h,
-// the queue target's floor). Also the opt-in window over the ACK path
-// (congestion/model_law_ack_path.cc). Queues are measured in bytes (the
+// the queue target's floor), and the hub measures that wait from the
+// branch's ACK timestamps. Also the opt-in window over the ACK path
+// (congestion/model_law_ack_path.cc), inferred towards an older peer. Queues are measured in bytes (the
 // uplink's ACK-only packets are small). Deterministic (seeded); well under
 // a second of CPU. EGW_TRACE=1 traces both laws every 250 ms
 // (EGW_TRACE_STEP_MS=25 for finer steps).
@@ -55,7 +56,9 @@ void trace(sim::Scenario& s, std::size_t pair, Duration t) {
               static_cast<double>(s.network().forward().queue_bytes()) * 8 / 1e3);
 }
 
-AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
+// `stamps`: both gateways stamp their ACKs (two current builds); false: a
+// peer of session 33 or older.
+AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window, bool stamps = true) {
   sim::PathConfig path;
   path.bottleneck_bits_per_second = 1'000'000;  // forward: branch -> hub, the uplink
   path.reverse_bits_per_second = 4'000'000;     // reverse: hub -> branch, the downlink
@@ -68,6 +71,7 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
   sim::Scenario s(path);
   sim::PairConfig pair_config;
   pair_config.law = WindowLawKind::model;
+  pair_config.ack_timestamps = stamps;
   pair_config.customize = [ack_path_window](tunnel::ConnectionConfig& c) {
     c.stream_receive_window_bytes = 16 << 20;
     c.connection_receive_window_bytes = 16 << 20;
@@ -108,9 +112,9 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
   };
   AsymResult r{share(download, 4e6), share(upload, 1e6), p99(down_queue_ms), p99(up_queue_ms),
                s.server(pair).connection().stats().ensemble.law.ack_path_delay};
-  std::printf("asymmetric, ack_path_window %d, %.1f %% loss, seed %llu: download %.0f %%, upload %.0f %%; "
+  std::printf("asymmetric, ack_path_window %d, stamps %d, %.1f %% loss, seed %llu: download %.0f %%, upload %.0f %%; "
               "queue p99 down %.0f ms, up %.0f ms; hub's ACK path %.0f ms\n",
-              ack_path_window, 100 * loss, static_cast<unsigned long long>(seed), 100 * r.down, 100 * r.up,
+              ack_path_window, stamps, 100 * loss, static_cast<unsigned long long>(seed), 100 * r.down, 100 * r.up,
               r.down_queue_p99_ms, r.up_queue_p99_ms, to_seconds(r.hub_ack_path) * 1e3);
   EXPECT_EQ(download.mismatches(), 0u);
   EXPECT_EQ(upload.mismatches(), 0u);
@@ -119,23 +123,49 @@ AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window) {
 
 const std::vector<std::pair<double, std::uint64_t>> kRuns{{0.0, 5}, {0.002, 5}, {0.002, 6}, {0.002, 7}, {0.002, 8}};
 
-// The defaults. The uplink's standing queue was the model law's own: the
-// queue target's floor of 4 packets is 47 ms at 1 Mbit/s, and the branch's
-// cwnd (bw x min_rtt + target) kept it in front of every ACK of the
-// download (the queue's p99 51-62 ms, in bytes). The hub's window, bw x
-// min_rtt + target, then fell short of its round trip, and its bw decayed
-// cycle by cycle (cwnd-limited samples, UP probes that found no room):
-// download 54-84 %, 65 % on average. With the floor at most 15 ms, at least
-// the ACK clock's 2 packets (model_law.h): the uplink's p99 38-49 ms, the
-// download 80-88 % (83 % on average), the upload 86-90 %. One packet gave
-// the download 86-89 % here, but the WAN lab's upload lost 10-22 points.
-TEST(ScenarioAsymmetricAckPath, DefaultsKeepTheUplinksQueueShortAndTheDownloadFull) {
+// The defaults between two current gateways: each stamps its ACKs, so the
+// hub measures how long the download's ACKs wait behind the upload on the
+// uplink (congestion/ack_path_meter.h): its window covers that wait, and
+// its rate samples take the branch's receive clock. Before (the next test, an older peer): the
+// window bw x min_rtt + target fell short of the stretched round trip, and
+// the download got 80-88 % (83 % on average); the window over the measured
+// wait alone (the sender's clock) read the downlink 12-19 % high from the
+// bunched ACKs and kept 51-117 ms of queue on it, the upload 81-87 %.
+// Both: download 92-93 %, upload 89 %, the downlink's p99 18 ms, the
+// uplink's 38-39 ms, the hub's measured ACK path 21-33 ms.
+TEST(ScenarioAsymmetricAckPath, StampedAcksKeepBothLinksFullAndTheQueuesShort) {
+  double down = 0;
+  const auto n = static_cast<double>(kRuns.size());
+  for (const auto& [loss, seed] : kRuns) {
+    const AsymResult r = run_asym(loss, seed, false);
+    EXPECT_GT(r.hub_ack_path, ms(10)) << "loss " << loss << " seed " << seed;
+    EXPECT_GE(r.down, 0.88) << "loss " << loss << " seed " << seed;
+    EXPECT_GE(r.up, 0.86) << "loss " << loss << " seed " << seed;
+    EXPECT_LE(r.up_queue_p99_ms, 45.0) << "loss " << loss << " seed " << seed;
+    EXPECT_LE(r.down_queue_p99_ms, 25.0) << "loss " << loss << " seed " << seed;
+    down += r.down / n;
+  }
+  EXPECT_GE(down, 0.90);
+}
+
+// Towards a peer that does not stamp ACKs (session 33 and older). The
+// uplink's standing queue was the model law's own: the queue target's
+// floor of 4 packets is 47 ms at 1 Mbit/s, and the branch's cwnd (bw x
+// min_rtt + target) kept it in front of every ACK of the download (the
+// queue's p99 51-62 ms, in bytes). The hub's window, bw x min_rtt + target,
+// then fell short of its round trip, and its bw decayed cycle by cycle
+// (cwnd-limited samples, UP probes that found no room): download 54-84 %,
+// 65 % on average. With the floor at most 15 ms, at least the ACK clock's
+// 2 packets (model_law.h): the uplink's p99 38-49 ms, the download 80-88 %
+// (83 % on average), the upload 86-90 %. One packet gave the download
+// 86-89 % here, but the WAN lab's upload lost 10-22 points.
+TEST(ScenarioAsymmetricAckPath, WithoutStampsTheUplinksQueueStaysShort) {
   double down = 0;
   double up = 0;
   double up_queue_ms = 0;
   const auto n = static_cast<double>(kRuns.size());
   for (const auto& [loss, seed] : kRuns) {
-    const AsymResult r = run_asym(loss, seed, false);
+    const AsymResult r = run_asym(loss, seed, false, /*stamps=*/false);
     EXPECT_EQ(r.hub_ack_path, Duration{0});
     EXPECT_GE(r.down, 0.78) << "loss " << loss << " seed " << seed;
     EXPECT_GE(r.up, 0.84) << "loss " << loss << " seed " << seed;
@@ -158,9 +188,10 @@ TEST(ScenarioAsymmetricAckPath, DefaultsKeepTheUplinksQueueShortAndTheDownloadFu
 // bound catches a queue that fills the buffer (300 ms). A startup that ends on the upload's startup queue in
 // its ACK path (startup's stretched-RTT rule) would show as a download
 // near 30 %.
+// Inferred only without stamps: measured, the option changes nothing.
 TEST(ScenarioAsymmetricAckPath, AckPathWindowKeepsBothLinks) {
   for (const auto& [loss, seed] : kRuns) {
-    const AsymResult on = run_asym(loss, seed, true);
+    const AsymResult on = run_asym(loss, seed, true, /*stamps=*/false);
     EXPECT_GE(on.down, 0.75) << "loss " << loss << " seed " << seed;
     EXPECT_GE(on.up, 0.82) << "loss " << loss << " seed " << seed;  // the upload keeps its link
     EXPECT_LE(on.down_queue_p99_ms, 120.0) << "loss " << loss << " seed " << seed;

@@ -38,7 +38,7 @@ namespace {
 // packets, under 2 x IW) slow start reaches the path's window in one round
 // trip, so there is nothing for a resume to gain after the reconnaissance
 // round trip: the second fetch matches the first within 1 % on four pages
-// (asserted, 1.5 % for the whole page; even without any resume it differs by up to 0.5 %: the
+// (asserted, 3 % for the whole page; even without any resume it differs by up to 0.5 %: the
 // connection's packet numbers and ACK ranges are larger the second time).
 // NOT met: the frames page's second fetch is 14 % slower (its frames queue
 // behind image packets in a window the resume made larger), and no gap is
@@ -61,10 +61,14 @@ TEST_P(ScenarioTemporalSharingIw10, SecondFetchMatchesTheFirstWithTheProductDefa
     EXPECT_TRUE(p.run.second_resumed);
     if (p.page == EtcpPage::frames) continue;  // NOT met, see above
     EXPECT_LE(to_seconds(p.run.second.html), 1.01 * to_seconds(p.run.first.html));
-    // 1.5 % for the page: with the model law graphics' first page became
+    // 3 % for the page: with the model law graphics' first page became
     // 1,164 -> 1,147 ms when its loss bound took the flight the lost packets
-    // were sent into, its second stayed 1,159 ms (1.04 %).
-    EXPECT_LE(to_seconds(p.run.second.page), 1.015 * to_seconds(p.run.first.page));
+    // were sent into, its second stayed 1,159 ms (1.04 %). With ACK
+    // timestamps (4 bytes more per ACK on this 800 kbit/s, 10-packet path)
+    // graphics' second page is 2.0 % (NewReno, 1,120 -> 1,143 ms) and 2.5 %
+    // (model, 1,144 -> 1,173 ms) above its first; without them 0.1 % and 1.0 %.
+    // NewReno reads no stamp: the frame's bytes moved the drop-tail's pattern.
+    EXPECT_LE(to_seconds(p.run.second.page), 1.03 * to_seconds(p.run.first.page));
   }
 }
 

@@ -2,8 +2,9 @@
 // kFlagCategories in transport_parameters.h): two current gateways send
 // each other categories with no configuration and no extra message; a hub
 // of an older build (it rejects the unknown flag bit, played by a tap that
-// opens the initiation with the hub's key) is reached on the third attempt
-// and gets content types; a gateway that does not announce them gets
+// opens the initiation with the hub's key) is reached on the fifth attempt
+// and gets content types, one of sessions 21-33 (it knows categories but
+// not ACK timestamps) on the third with categories; a gateway that does not announce them gets
 // content types too; the config override wins.
 #include <gtest/gtest.h>
 
@@ -79,17 +80,21 @@ TEST(CategoryNegotiation, TwoCurrentGatewaysSendCategoriesWithoutConfigOrExtraMe
   const Seen s = exchange(pair);
   EXPECT_EQ(s.at_hub, ContentClass::realtime);
   EXPECT_EQ(s.at_branch, ContentClass::streaming);
-  EXPECT_EQ(flags, TransportParameters::kFlagCategories);
+  EXPECT_EQ(flags, TransportParameters::kFlagCategories | TransportParameters::kFlagAckTimestamps);
+  // Both stamp their ACKs (session.h, "ACK timestamps").
+  EXPECT_GT(pair.branch_session().connection()->stats().ack_timestamps_received, 0u);
+  EXPECT_GT(pair.hub_session().connection()->stats().ack_timestamps_received, 0u);
   // One initiation, one response, of the sizes an older build expects.
   EXPECT_EQ(handshake_sizes, (std::vector<std::size_t>{kInitiationBytes, kResponseBytes}));
   EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 1u);
 }
 
-// The hub of a build before the flag drops the initiation ("unknown flag
-// bits"): the third attempt goes without it, the tunnel comes up, both
-// directions carry content types, and rekeys of that connection no longer
-// announce (none is dropped).
-TEST(CategoryNegotiation, AnOlderHubIsReachedOnTheThirdAttemptAndGetsContentTypes) {
+// The hub of a build before the flags drops the initiation ("unknown flag
+// bits"): the third attempt carries categories alone (for a hub of sessions
+// 21-33, next test), the fifth no flag; the tunnel comes up, both directions
+// carry content types, nobody stamps ACKs, and rekeys of that connection no
+// longer announce (none is dropped).
+TEST(CategoryNegotiation, AnOlderHubIsReachedOnTheFifthAttemptAndGetsContentTypes) {
   SessionTimers timers;
   timers.rekey_after = ms(2'000);
   SessionPair pair(timers);
@@ -104,11 +109,48 @@ TEST(CategoryNegotiation, AnOlderHubIsReachedOnTheThirdAttemptAndGetsContentType
     ++passed;
     return true;
   };
+  const Seen s = exchange(pair, ms(12'500));  // retries after 1, 2, 4 and 5 s more
+  ASSERT_TRUE(pair.branch_session().is_up());
+  EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 5u);
+  EXPECT_EQ(s.at_hub, ContentClass::html);     // nearest_content_type(realtime)
+  EXPECT_EQ(s.at_branch, ContentClass::image);  // nearest_content_type(streaming)
+  EXPECT_EQ(pair.branch_session().connection()->stats().ack_timestamps_received, 0u);
+  EXPECT_EQ(pair.hub_session().connection()->stats().ack_timestamps_received, 0u);
+  pair.run_for(ms(2'500), [&] {
+    SessionPair::events(pair.branch_session());
+    SessionPair::events(pair.hub_session());
+  });
+  EXPECT_GE(pair.branch_session().stats().rekeys, 1u);
+  EXPECT_EQ(dropped, 4);
+  EXPECT_GE(passed, 2);
+}
+
+// A hub of sessions 21-33 knows categories but drops an initiation with
+// kFlagAckTimestamps: the third attempt carries categories alone, so that
+// connection keeps categories both ways, without ACK timestamps, and its
+// rekeys announce no more than the hub read.
+TEST(CategoryNegotiation, AHubWithoutAckTimestampsKeepsCategoriesFromTheThirdAttempt) {
+  SessionTimers timers;
+  timers.rekey_after = ms(2'000);
+  SessionPair pair(timers);
+  int dropped = 0, passed = 0;
+  pair.tap = [&](WireDatagram& d) {
+    const auto flags = initiation_flags(d, pair.hub_keys.private_key);
+    if (!flags) return true;
+    if (*flags & TransportParameters::kFlagAckTimestamps) {
+      ++dropped;
+      return false;
+    }
+    ++passed;
+    return true;
+  };
   const Seen s = exchange(pair, ms(3'500));  // retries after 1 s and 2 s more
   ASSERT_TRUE(pair.branch_session().is_up());
   EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 3u);
-  EXPECT_EQ(s.at_hub, ContentClass::html);     // nearest_content_type(realtime)
-  EXPECT_EQ(s.at_branch, ContentClass::image);  // nearest_content_type(streaming)
+  EXPECT_EQ(s.at_hub, ContentClass::realtime);
+  EXPECT_EQ(s.at_branch, ContentClass::streaming);
+  EXPECT_EQ(pair.branch_session().connection()->stats().ack_timestamps_received, 0u);
+  EXPECT_EQ(pair.hub_session().connection()->stats().ack_timestamps_received, 0u);
   pair.run_for(ms(2'500), [&] {
     SessionPair::events(pair.branch_session());
     SessionPair::events(pair.hub_session());
@@ -130,7 +172,7 @@ TEST(CategoryNegotiation, ABranchThatDoesNotAnnounceGetsAndSendsContentTypes) {
     return true;
   };
   const Seen s = exchange(pair);
-  EXPECT_EQ(flags, 0);
+  EXPECT_EQ(flags, TransportParameters::kFlagAckTimestamps);  // not categories
   EXPECT_EQ(s.at_hub, ContentClass::html);
   EXPECT_EQ(s.at_branch, ContentClass::image);
   EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 1u);

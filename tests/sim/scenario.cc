@@ -50,6 +50,7 @@ tunnel::ConnectionConfig make_connection_config(const PairConfig& pair, const Pa
   c.ensemble.law = pair.law;
   c.ensemble.initial_window_packets = pair.initial_window_packets;
   c.ensemble.scheduler.policy = pair.policy;
+  c.peer_reads_ack_timestamps = pair.ack_timestamps;
   if (pair.customize) pair.customize(c);
   return c;
 }

@@ -70,6 +70,9 @@ struct PairConfig {
   congestion::TemporalCache* client_cache = nullptr;
   congestion::TemporalCache* server_cache = nullptr;
   std::string cache_key = "peer";
+  // Both ends stamp their ACKs, as two current gateways agree in the
+  // handshake (kFlagAckTimestamps).
+  bool ack_timestamps = true;
   // Last word on anything else (flow-control windows, ack policy, ...).
   std::function<void(tunnel::ConnectionConfig&)> customize;
 };

@@ -41,7 +41,8 @@ std::vector<Frame> sample_frames() {
   return {
       PaddingFrame{3},
       PingFrame{},
-      AckFrame{us(1234), {{90, 100}, {50, 60}, {0, 0}}},
+      AckFrame{us(1234), {{90, 100}, {50, 60}, {0, 0}}, {}},
+      AckFrame{us(1234), {{90, 100}, {50, 60}, {0, 0}}, us(987'654'321)},
       StreamOpenFrame{4, v4(10, 0, 0, 1, 8080), ContentClass::html},
       StreamOpenFrame{70'000, six, ContentClass::image},
       StreamFrame{4, 1'000'000, false, kPayload},
@@ -112,11 +113,43 @@ TEST(FrameCodec, StreamDataPointsIntoThePayload) {
 
 TEST(FrameCodec, AckLayoutMatchesRfc9000Section19_3) {
   // Ranges [90,100], [50,60], [0,0]; delay 1234 us.
-  const auto wire = encode({AckFrame{us(1234), {{90, 100}, {50, 60}, {0, 0}}}});
+  const auto wire = encode({AckFrame{us(1234), {{90, 100}, {50, 60}, {0, 0}}, {}}});
   // type 0x02; largest 100 = 0x40 0x64; delay 1234 = 0x44 0xd2; 2 more ranges;
   // first range 100 - 90 = 10; gap 90 - 60 - 2 = 28, length 60 - 50 = 10;
   // gap 50 - 0 - 2 = 48, length 0.
   EXPECT_EQ(wire, bytes({0x02, 0x40, 0x64, 0x44, 0xd2, 2, 10, 28, 10, 48, 0}));
+}
+
+TEST(FrameCodec, TimestampedAckCarriesTheSendersClockAfterTheDelay) {
+  const auto wire = encode({AckFrame{us(1234), {{90, 100}}, us(70'000)}});
+  // type 0x0f; largest 100; delay 1234; timestamp 70000 us = 0x80 0x01 0x11 0x70;
+  // no more ranges; first range 10.
+  EXPECT_EQ(wire, bytes({0x0f, 0x40, 0x64, 0x44, 0xd2, 0x80, 0x01, 0x11, 0x70, 0, 10}));
+  const auto parsed = parse_frames(wire);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(std::get<AckFrame>(parsed->front()).timestamp, us(70'000));
+  // Cut inside the timestamp: the packet is malformed, not an ACK without one.
+  EXPECT_FALSE(parse_frames(std::span(wire).first(7)));
+  // fit_ack_frame counts the timestamp's bytes against the budget.
+  const AckRange one[] = {{90, 100}};
+  EXPECT_TRUE(fit_ack_frame(one, us(1234), wire.size(), us(70'000)));
+  EXPECT_FALSE(fit_ack_frame(one, us(1234), wire.size() - 1, us(70'000)));
+}
+
+TEST(FrameCodec, AckTimestampsAreUnwrappedAcrossTheRange) {
+  const std::int64_t range = kAckTimestampRange.count();
+  std::optional<Duration> last;
+  EXPECT_EQ(unwrap_ack_timestamp(last, us(range - 10)), us(range - 10));
+  EXPECT_EQ(unwrap_ack_timestamp(last, us(5)), us(range + 5));            // wrapped forward
+  EXPECT_EQ(unwrap_ack_timestamp(last, us(range - 20)), us(range - 20));  // reordered across it
+  EXPECT_EQ(unwrap_ack_timestamp(last, us(40)), us(range + 40));
+  for (std::int64_t t = range + 40; t < 5 * range; t += range / 3) {  // an hour, ACKs 6 min apart
+    EXPECT_EQ(unwrap_ack_timestamp(last, us(t % range)), us(t));
+  }
+  std::optional<Duration> backwards;  // the first one just after a wrap, the next just before
+  EXPECT_EQ(unwrap_ack_timestamp(backwards, us(3)), us(3));
+  EXPECT_EQ(unwrap_ack_timestamp(backwards, us(range - 7)), us(-7));
+  EXPECT_EQ(unwrap_ack_timestamp(backwards, us(12)), us(12));
 }
 
 TEST(FrameCodec, StreamOpenLayout) {
@@ -219,11 +252,11 @@ TEST(FrameCodec, AckRangeCountIsCapped) {
 }
 
 TEST(FrameCodec, InvalidAckIsNotEncoded) {
-  for (const AckFrame& bad : {AckFrame{us(0), {}},
-                              AckFrame{us(0), {{5, 4}}},             // smallest > largest
-                              AckFrame{us(0), {{5, 9}, {4, 4}}},     // adjacent: 4 then 5
-                              AckFrame{us(0), {{5, 9}, {20, 30}}},   // ascending
-                              AckFrame{us(0), {{0, kVarintMax + 1}}}}) {
+  for (const AckFrame& bad : {AckFrame{us(0), {}, {}},
+                              AckFrame{us(0), {{5, 4}}, {}},             // smallest > largest
+                              AckFrame{us(0), {{5, 9}, {4, 4}}, {}},     // adjacent: 4 then 5
+                              AckFrame{us(0), {{5, 9}, {20, 30}}, {}},   // ascending
+                              AckFrame{us(0), {{0, kVarintMax + 1}}, {}}}) {
     EXPECT_FALSE(is_valid_ack(bad));
     std::vector<std::byte> out;
     WireWriter w(out);

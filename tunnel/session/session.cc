@@ -82,12 +82,23 @@ crypto::AeadList Session::initiation_offer() const {
   return aeads_;
 }
 
-bool Session::initiation_announces_categories(bool rekey) const {
-  if (connection_config_.peer_knows_categories_override == false || legacy_turn()) return false;
+std::uint8_t Session::local_features() const {
+  std::uint8_t features = TransportParameters::kFlagAckTimestamps;
+  if (connection_config_.peer_knows_categories_override != false) features |= TransportParameters::kFlagCategories;
+  return features;
+}
+
+std::uint8_t Session::initiation_features(bool rekey) const {
+  std::uint8_t features = local_features();
+  // Legacy turns: the 3rd attempt (7th, ...) as a build of sessions 21-33
+  // (categories, no ACK timestamps), the 5th (9th, ...) as an older one.
+  if (legacy_turn()) {
+    features = attempts_ % 4 == 2 ? features & TransportParameters::kFlagCategories : 0;
+  }
   // A rekey keeps the connection and what it sends: towards a peer that did
-  // not announce them (an older build) the flag would only get it dropped.
-  if (rekey && is_up()) return peer_announced_categories_;
-  return true;
+  // not announce them (an older build) the flags would only get it dropped.
+  if (rekey && is_up()) features &= peer_features_;
+  return features;
 }
 
 Duration Session::first_retry_interval(Instant now) const {
@@ -109,9 +120,9 @@ Timestamp Session::timestamp(Instant now) const {
 }
 
 TransportParameters Session::local_parameters(bool rekey, std::uint8_t version,
-                                              const crypto::AeadList& aeads, bool categories) const {
+                                              const crypto::AeadList& aeads, std::uint8_t features) const {
   TransportParameters p = local_transport_parameters(connection_config_);
-  p.flags = (rekey ? TransportParameters::kFlagRekey : 0) | (categories ? TransportParameters::kFlagCategories : 0);
+  p.flags = static_cast<std::uint8_t>((rekey ? TransportParameters::kFlagRekey : 0) | features);
   if (version >= TransportParameters::kVersion3) {
     p.version = TransportParameters::kVersion3;
     p.aeads = crypto::encode_aead_list(aeads);
@@ -138,18 +149,18 @@ void Session::send_initiation(Instant now, bool rekey) {
   config.prologue = noise_prologue();
   auto noise = std::make_unique<crypto::NoiseIk>(config);
   const crypto::AeadList offered = initiation_offer();
-  const bool categories = initiation_announces_categories(rekey);
+  const std::uint8_t features = initiation_features(rekey);
   ++attempts_;
   const std::uint8_t version =
       offered.is_chacha_only() ? TransportParameters::kVersion2 : TransportParameters::kVersion3;
   const auto payload =
-      encode_initiation_payload(timestamp(now), local_parameters(rekey, version, offered, categories));
+      encode_initiation_payload(timestamp(now), local_parameters(rekey, version, offered, features));
   const auto message = noise->write_message(payload);
   const std::uint32_t index = indices_.allocate(this);
   const auto datagram = build_initiation(index, message, peer_mac1_key_, cookie_jar_.cookie(now));
   Mac sent_mac1{};
   std::memcpy(sent_mac1.data(), datagram.bytes.data() + datagram.size - 2 * kMacBytes, kMacBytes);
-  pending_ = PendingHandshake{std::move(noise), index, sent_mac1, rekey, now, offered, categories};
+  pending_ = PendingHandshake{std::move(noise), index, sent_mac1, rekey, now, offered, features};
   initiation_to_send_ = datagram;
   retry_at_ = now + retry_interval_;
   ++stats_.handshakes_sent;
@@ -182,7 +193,7 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
   auto keypair = std::make_unique<Keypair>(pending_->local_index, response.sender_index,
                                            keys.send.bytes, keys.receive.bytes, now, named.items[0]);
   const bool rekey = pending_->rekey && (params->flags & TransportParameters::kFlagRekey) && is_up();
-  const bool categories = pending_->announced_categories && (params->flags & TransportParameters::kFlagCategories);
+  const auto features = static_cast<std::uint8_t>(pending_->announced & params->flags);
   handshake_rtt_ = now - pending_->sent_at;
   pending_.reset();  // its index now names the keypair
   retry_at_.reset();
@@ -208,7 +219,7 @@ void Session::on_response(const PeerAddress& from, const ResponseView& response,
     retire_previous_at_.reset();
     ++stats_.rekeys;
   } else {
-    start_connection(*params, std::move(keypair), /*confirmed=*/true, categories, now);
+    start_connection(*params, std::move(keypair), /*confirmed=*/true, features, now);
   }
 }
 
@@ -252,8 +263,8 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
   // of session.h); otherwise a fresh one, which the initiator follows.
   const bool rekey = (payload.params.flags & TransportParameters::kFlagRekey) && is_confirmed();
   // Echoed only to an initiator that announced it: an older one rejects the bit.
-  const bool categories = (payload.params.flags & TransportParameters::kFlagCategories) != 0;
-  const bool echo = categories && connection_config_.peer_knows_categories_override != false;
+  const auto features = static_cast<std::uint8_t>(payload.params.flags & TransportParameters::kFeatureFlags);
+  const auto echo = static_cast<std::uint8_t>(features & local_features());
   const auto reply_params =
       encode_transport_parameters(local_parameters(rekey, payload.params.version, {*chosen}, echo));
   const auto message = noise->write_message(
@@ -270,19 +281,21 @@ void Session::on_initiation(const PeerAddress& from, std::unique_ptr<crypto::Noi
     protection_->install(std::move(keypair), /*confirmed=*/false);
     ++stats_.rekeys;
   } else {
-    start_connection(payload.params, std::move(keypair), /*confirmed=*/false, categories, now);
+    start_connection(payload.params, std::move(keypair), /*confirmed=*/false, features, now);
     response_sent_at_ = now;
   }
 }
 
 void Session::start_connection(const TransportParameters& peer_params, std::unique_ptr<Keypair> keys,
-                               bool confirmed, bool peer_categories, Instant now) {
+                               bool confirmed, std::uint8_t peer_features, Instant now) {
   end_connection("replaced by a new handshake", now);
   ConnectionConfig config = connection_config_;
   config.is_client = initiator_;
   config.peer = peer_params;
-  config.peer_knows_categories = connection_config_.peer_knows_categories_override.value_or(peer_categories);
-  peer_announced_categories_ = peer_categories;
+  config.peer_knows_categories = connection_config_.peer_knows_categories_override.value_or(
+      (peer_features & TransportParameters::kFlagCategories) != 0);
+  config.peer_reads_ack_timestamps = (peer_features & TransportParameters::kFlagAckTimestamps) != 0;
+  peer_features_ = peer_features;
   // RFC 9002 6.2.2: the handshake's round trip stands for the RTT until the
   // first sample, so a lost first packet (a page's request) is probed after
   // ~3 x that, not 3 x 333 ms (issue 20: the lab's pages at 1-5 % loss).

@@ -74,6 +74,13 @@
 // not change what the connection sends), so an older hub sees no dropped
 // rekeys. The override (scheduler.peer_knows_categories true/false) replaces
 // the answer; false also stops the announcement and the echo.
+//
+// ACK timestamps (issue 20). kFlagAckTimestamps goes the same way: each side
+// stamps its ACKs (ACK_TIMESTAMPED frames) iff the other set it, and the
+// sender of the data measures how long its ACKs waited on the way back
+// (congestion/ack_path_meter.h). A hub of sessions 21-33 knows categories but
+// rejects this bit: the third attempt (and every fourth after it) carries
+// categories alone, the fifth (and so on) no flag, as an older build.
 #pragma once
 
 #include <deque>
@@ -220,7 +227,7 @@ class Session {
     bool rekey;
     Instant sent_at;
     crypto::AeadList offered;  // what this initiation listed (ChaCha alone: no list)
-    bool announced_categories;  // it set kFlagCategories
+    std::uint8_t announced;  // the feature flags it set (kFeatureFlags)
   };
 
   // A handshake's first initiation (connect, rekey, fresh start).
@@ -231,10 +238,13 @@ class Session {
   // The third attempt of a handshake and every second one after it go as an
   // older build's would (see "AEAD negotiation" and "Categories").
   bool legacy_turn() const { return attempts_ >= 2 && attempts_ % 2 == 0; }
-  bool initiation_announces_categories(bool rekey) const;
-  // peer_categories: the peer set kFlagCategories in this handshake.
+  // The feature flags this build reads (kFeatureFlags), and those an
+  // initiation announces (see "Categories" and "ACK timestamps").
+  std::uint8_t local_features() const;
+  std::uint8_t initiation_features(bool rekey) const;
+  // peer_features: the feature flags both sides set in this handshake.
   void start_connection(const TransportParameters& peer_params, std::unique_ptr<Keypair> keys,
-                        bool confirmed, bool peer_categories, Instant now);
+                        bool confirmed, std::uint8_t peer_features, Instant now);
   void start_rekey(Instant now);
   void end_connection(const std::string& reason, Instant now);
   void report_down(const std::string& reason);
@@ -250,9 +260,9 @@ class Session {
   }
   // version: the transport-parameters version to use; below 3 the highest
   // (a responder: the initiation's), 3 carries `aeads`.
-  // categories: set kFlagCategories (an announcement or its echo).
+  // features: the feature flags to set (an announcement or its echo).
   TransportParameters local_parameters(bool rekey, std::uint8_t version,
-                                       const crypto::AeadList& aeads, bool categories) const;
+                                       const crypto::AeadList& aeads, std::uint8_t features) const;
   Duration retire_delay() const;  // ~3 PTO for the previous keys
   Duration first_retry_interval(Instant now) const;  // max(handshake_retry, 3 x the path's RTT)
 
@@ -274,7 +284,7 @@ class Session {
   SessionProtection* protection_ = nullptr;  // owned by connection_
   bool down_reported_ = true;
   bool confirmed_ = false;  // see is_confirmed()
-  bool peer_announced_categories_ = false;  // in the handshake of the live connection
+  std::uint8_t peer_features_ = 0;  // both sides' feature flags in the live connection's handshake
   // Initiator: rekeys started by silence since the peer last sent data under
   // the live keys; the second one starts a fresh connection instead.
   int silent_rekeys_ = 0;
