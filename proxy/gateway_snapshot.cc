@@ -88,6 +88,7 @@ GatewaySnapshot Gateway::snapshot() const {
       e.law_state = cs.ensemble.law.state;
       e.pacing_rate_bytes_per_s = cs.ensemble.pacing_rate_bytes_per_s;
       e.bottleneck_bytes_per_s = cs.ensemble.law.bottleneck_bytes_per_s;
+      e.ack_path_delay_seconds = std::chrono::duration<double>(cs.ensemble.law.ack_path_delay).count();
       e.probe_extensions = cs.ensemble.law.probe_extensions;
     }
     for (const auto& [r, relay] : p->relays) {

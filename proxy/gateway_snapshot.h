@@ -69,6 +69,7 @@ struct EnsembleSnapshot {
   std::string law_state;                 // e.g. "avoidance", "probe_bw/cruise" (window_law.h)
   double pacing_rate_bytes_per_s = 0;    // 0: unpaced
   double bottleneck_bytes_per_s = 0;     // the model law's bw; 0 for loss-based laws
+  double ack_path_delay_seconds = 0;     // the model law's: the wait of our ACKs' replies on the way back
   std::uint64_t probe_extensions = 0;    // the model law's UP probes that found room and went on
   // Counters since the gateway started (monotonic).
   std::uint64_t packets_sent = 0;

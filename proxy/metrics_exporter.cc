@@ -77,6 +77,10 @@ constexpr EnsembleMetric kEnsembleMetrics[] = {
     {"egw_ensemble_bottleneck_bytes_per_second",
      "The model law's estimate of the bottleneck rate (window_law: model); 0 for loss-based laws.", kGauge,
      [](const EnsembleSnapshot& e) { return e.bottleneck_bytes_per_s; }},
+    {"egw_ensemble_ack_path_delay_seconds",
+     "How long the peer's ACKs wait in a queue on their way back (an upload on a slow uplink), which the model "
+     "law's window covers: measured from ACK timestamps, or inferred (ack_path_window); 0 for loss-based laws.",
+     kGauge, [](const EnsembleSnapshot& e) { return e.ack_path_delay_seconds; }},
     {"egw_ensemble_packets_sent_total", "Packets sent to the peer.", kCounter,
      [](const EnsembleSnapshot& e) { return double(e.packets_sent); }},
     {"egw_ensemble_packets_lost_total", "Packets declared lost.", kCounter,

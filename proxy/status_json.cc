@@ -109,6 +109,7 @@ std::string ensemble(const EnsembleSnapshot& e) {
       .add("law_state", str(e.law_state))
       .add("pacing_rate_bytes_per_second", num(e.pacing_rate_bytes_per_s))
       .add("bottleneck_bytes_per_second", num(e.bottleneck_bytes_per_s))
+      .add("ack_path_delay_seconds", num(e.ack_path_delay_seconds))
       .add("probe_extensions", num(e.probe_extensions))
       .add("packets_sent", num(e.packets_sent))
       .add("packets_lost", num(e.packets_lost))

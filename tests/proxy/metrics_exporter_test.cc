@@ -43,6 +43,7 @@ GatewaySnapshot snapshot() {
   e.law_state = "probe_bw/up";
   e.pacing_rate_bytes_per_s = 2.5e6;
   e.bottleneck_bytes_per_s = 2e6;
+  e.ack_path_delay_seconds = 0.03;
   e.packets_sent = 1200;
   e.packets_lost = 3;
   e.loss_rounds = 2;
@@ -112,6 +113,7 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
            "egw_ensemble_up{peer=\"hub-1\",key=\"k1\"} 1",
            "egw_ensemble_pacing_rate_bytes_per_second{peer=\"hub-1\",key=\"k1\"} 2500000",
            "egw_ensemble_bottleneck_bytes_per_second{peer=\"hub-1\",key=\"k1\"} 2000000",
+           "egw_ensemble_ack_path_delay_seconds{peer=\"hub-1\",key=\"k1\"} 0.03",
            "# TYPE egw_ensemble_packets_sent_total counter",
            "egw_ensemble_packets_sent_total{peer=\"hub-1\",key=\"k1\"} 1200",
            "egw_ensemble_packets_lost_total{peer=\"hub-1\",key=\"k1\"} 3",
@@ -166,8 +168,8 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  // egw_info, egw_build_info + 20 gateway + 6 by reason + 3 classification + 20 ensemble (thin-stream copies, small packets) + egw_tunnel_cipher + 3 stream
-  EXPECT_EQ(type.size(), 55u);
+  // egw_info, egw_build_info + 20 gateway + 6 by reason + 3 classification + 21 ensemble (thin-stream copies, small packets, ACK path) + egw_tunnel_cipher + 3 stream
+  EXPECT_EQ(type.size(), 56u);
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {
