@@ -89,40 +89,58 @@ TEST(CategoryNegotiation, TwoCurrentGatewaysSendCategoriesWithoutConfigOrExtraMe
   EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 1u);
 }
 
+// A hub of an older build: it drops every initiation with a flag in
+// `rejects` (unknown to it). Connects within `connect_for`, exchanges the
+// classes, then runs through a rekey; what each side saw and how many
+// initiations the hub dropped and read.
+struct OlderHubRun {
+  Seen seen;
+  std::uint64_t handshakes = 0;
+  bool stamps = false;  // either side received an ACK timestamp
+  std::uint64_t rekeys = 0;
+  int dropped = 0, passed = 0;
+};
+OlderHubRun run_older_hub(std::uint8_t rejects, Duration connect_for) {
+  SessionTimers timers;
+  timers.rekey_after = ms(2'000);
+  SessionPair pair(timers);
+  OlderHubRun r;
+  pair.tap = [&](WireDatagram& d) {
+    const auto flags = initiation_flags(d, pair.hub_keys.private_key);
+    if (!flags) return true;
+    const bool drop = (*flags & rejects) != 0;
+    ++(drop ? r.dropped : r.passed);
+    return !drop;
+  };
+  r.seen = exchange(pair, connect_for);
+  EXPECT_TRUE(pair.branch_session().is_up());
+  if (!pair.branch_session().is_up()) return r;
+  r.handshakes = pair.branch_session().stats().handshakes_sent;
+  r.stamps = pair.branch_session().connection()->stats().ack_timestamps_received +
+                 pair.hub_session().connection()->stats().ack_timestamps_received > 0;
+  pair.run_for(ms(2'500), [&] {
+    SessionPair::events(pair.branch_session());
+    SessionPair::events(pair.hub_session());
+  });
+  r.rekeys = pair.branch_session().stats().rekeys;
+  return r;
+}
+
 // The hub of a build before the flags drops the initiation ("unknown flag
 // bits"): the third attempt carries categories alone (for a hub of sessions
 // 21-33, next test), the fifth no flag; the tunnel comes up, both directions
 // carry content types, nobody stamps ACKs, and rekeys of that connection no
 // longer announce (none is dropped).
 TEST(CategoryNegotiation, AnOlderHubIsReachedOnTheFifthAttemptAndGetsContentTypes) {
-  SessionTimers timers;
-  timers.rekey_after = ms(2'000);
-  SessionPair pair(timers);
-  int dropped = 0, passed = 0;
-  pair.tap = [&](WireDatagram& d) {
-    const auto flags = initiation_flags(d, pair.hub_keys.private_key);
-    if (!flags) return true;
-    if (*flags & ~TransportParameters::kFlagRekey) {
-      ++dropped;
-      return false;
-    }
-    ++passed;
-    return true;
-  };
-  const Seen s = exchange(pair, ms(12'500));  // retries after 1, 2, 4 and 5 s more
-  ASSERT_TRUE(pair.branch_session().is_up());
-  EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 5u);
-  EXPECT_EQ(s.at_hub, ContentClass::html);     // nearest_content_type(realtime)
-  EXPECT_EQ(s.at_branch, ContentClass::image);  // nearest_content_type(streaming)
-  EXPECT_EQ(pair.branch_session().connection()->stats().ack_timestamps_received, 0u);
-  EXPECT_EQ(pair.hub_session().connection()->stats().ack_timestamps_received, 0u);
-  pair.run_for(ms(2'500), [&] {
-    SessionPair::events(pair.branch_session());
-    SessionPair::events(pair.hub_session());
-  });
-  EXPECT_GE(pair.branch_session().stats().rekeys, 1u);
-  EXPECT_EQ(dropped, 4);
-  EXPECT_GE(passed, 2);
+  // Retries after 1, 2, 4 and 5 s more.
+  const OlderHubRun r = run_older_hub(static_cast<std::uint8_t>(~TransportParameters::kFlagRekey), ms(12'500));
+  EXPECT_EQ(r.handshakes, 5u);
+  EXPECT_EQ(r.seen.at_hub, ContentClass::html);     // nearest_content_type(realtime)
+  EXPECT_EQ(r.seen.at_branch, ContentClass::image);  // nearest_content_type(streaming)
+  EXPECT_FALSE(r.stamps);
+  EXPECT_GE(r.rekeys, 1u);
+  EXPECT_EQ(r.dropped, 4);
+  EXPECT_GE(r.passed, 2);
 }
 
 // A hub of sessions 21-33 knows categories but drops an initiation with
@@ -130,34 +148,14 @@ TEST(CategoryNegotiation, AnOlderHubIsReachedOnTheFifthAttemptAndGetsContentType
 // connection keeps categories both ways, without ACK timestamps, and its
 // rekeys announce no more than the hub read.
 TEST(CategoryNegotiation, AHubWithoutAckTimestampsKeepsCategoriesFromTheThirdAttempt) {
-  SessionTimers timers;
-  timers.rekey_after = ms(2'000);
-  SessionPair pair(timers);
-  int dropped = 0, passed = 0;
-  pair.tap = [&](WireDatagram& d) {
-    const auto flags = initiation_flags(d, pair.hub_keys.private_key);
-    if (!flags) return true;
-    if (*flags & TransportParameters::kFlagAckTimestamps) {
-      ++dropped;
-      return false;
-    }
-    ++passed;
-    return true;
-  };
-  const Seen s = exchange(pair, ms(3'500));  // retries after 1 s and 2 s more
-  ASSERT_TRUE(pair.branch_session().is_up());
-  EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 3u);
-  EXPECT_EQ(s.at_hub, ContentClass::realtime);
-  EXPECT_EQ(s.at_branch, ContentClass::streaming);
-  EXPECT_EQ(pair.branch_session().connection()->stats().ack_timestamps_received, 0u);
-  EXPECT_EQ(pair.hub_session().connection()->stats().ack_timestamps_received, 0u);
-  pair.run_for(ms(2'500), [&] {
-    SessionPair::events(pair.branch_session());
-    SessionPair::events(pair.hub_session());
-  });
-  EXPECT_GE(pair.branch_session().stats().rekeys, 1u);
-  EXPECT_EQ(dropped, 2);
-  EXPECT_GE(passed, 2);
+  const OlderHubRun r = run_older_hub(TransportParameters::kFlagAckTimestamps, ms(3'500));  // retries after 1, 2 s
+  EXPECT_EQ(r.handshakes, 3u);
+  EXPECT_EQ(r.seen.at_hub, ContentClass::realtime);
+  EXPECT_EQ(r.seen.at_branch, ContentClass::streaming);
+  EXPECT_FALSE(r.stamps);
+  EXPECT_GE(r.rekeys, 1u);
+  EXPECT_EQ(r.dropped, 2);
+  EXPECT_GE(r.passed, 2);
 }
 
 // A branch that does not announce (`peer_knows_categories: false`, which is
