@@ -30,9 +30,10 @@ int main(int argc, char** argv) {
 
   const std::vector<std::pair<std::string, std::vector<Frame>>> seeds = {
       {"ping_padding", {PingFrame{}, PaddingFrame{8}}},
-      {"ack_one_range", {AckFrame{us(25'000), {{0, 10}}}}},
+      {"ack_one_range", {AckFrame{us(25'000), {{0, 10}}, {}}}},
+      {"ack_timestamped", {AckFrame{us(1'234), {{90, 100}, {40, 60}}, us(987'654)}}},
       {"ack_many_ranges",
-       {AckFrame{us(3), {{1000, 1010}, {900, 950}, {500, 600}, {64, 64}, {0, 3}}}}},
+       {AckFrame{us(3), {{1000, 1010}, {900, 950}, {500, 600}, {64, 64}, {0, 3}}, {}}}},
       {"stream_open_v4", {StreamOpenFrame{0, v4, ContentClass::html}}},
       {"stream_open_v6", {StreamOpenFrame{1, v6, ContentClass::image}}},
       {"stream_data", {StreamFrame{4, 16'384, false, data}}},
@@ -56,11 +57,11 @@ int main(int argc, char** argv) {
       {"datagrams_only", {DatagramFrame{1, data}, DatagramFrame{kVarintMax, {}}, PingFrame{}}},
       {"datagram_large", {DatagramFrame{0x4000, big}}},
       {"flow_life",
-       {AckFrame{us(10), {{5, 9}}}, FlowOpenFrame{10, v4, ContentClass::realtime}, DatagramFrame{10, data},
+       {AckFrame{us(10), {{5, 9}}, {}}, FlowOpenFrame{10, v4, ContentClass::realtime}, DatagramFrame{10, data},
         FlowCloseFrame{10, 0}, DatagramFrame{10, data}}},
       {"class_categories", {StreamClassFrame{4, ContentClass::realtime}, StreamClassFrame{6, ContentClass::streaming}}},
       {"mixed",
-       {AckFrame{us(100), {{50, 60}}}, StreamOpenFrame{2, v4, ContentClass::bulk},
+       {AckFrame{us(100), {{50, 60}}, {}}, StreamOpenFrame{2, v4, ContentClass::bulk},
         StreamFrame{2, 0, true, data}, MaxDataFrame{99}, PingFrame{}}},
   };
   for (const auto& [name, frames] : seeds) {
