@@ -146,6 +146,7 @@ void ModelLaw::on_rate_sample(const RateSample& rs, Instant now) {
   // Stamped ACKs: their wait on the way back, for the window (model_law_ack_path.cc);
   // the rules below judge the whole RTT (session 34: the forward one lost CUBIC's queue).
   if (rs.ack_path_delay) measure_ack_path(rs);
+  measure_ack_stretch(rs);
   update_min_rtt(rs, now);
   update_bw(rs);
   round_loss_.delivered += rs.acked_bytes;

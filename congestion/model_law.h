@@ -86,7 +86,8 @@
 // mean RTT above min_rtt in DOWN's rounds after the first (our own queue
 // drained), when it exceeds a quarter of min_rtt, at most one min_rtt.
 // Towards a peer that stamps its ACKs the delay is measured instead, on by
-// default (measure_ack_path; congestion/ack_path_meter.h).
+// default (measure_ack_path; congestion/ack_path_meter.h). The window also
+// holds the peer's ACK stride when it decimates (measure_ack_stretch).
 #pragma once
 
 #include <array>
@@ -238,11 +239,14 @@ class ModelLaw final : public WindowLaw {
   ByteCount target_cwnd() const;
   double startup_pacing_rate() const;
   bool startup_fills_initial_window() const;
-  ByteCount window_bdp_bytes() const;  // bw x (min_rtt + the ACK path's delay)
+  // bw x (min_rtt + the ACK path's delay) + the peer's ACK stretch
+  ByteCount window_bdp_bytes() const;
   // The ACK path's delay is inferred from DOWN (ack_path_window) unless the
   // peer's ACK timestamps measure it.
   bool ack_path_inferred() const { return params_.ack_path_window && !ack_path_measured_; }
   void measure_ack_path(const RateSample& rs);
+  void measure_ack_stretch(const RateSample& rs);
+  ByteCount ack_stretch_allowance() const;
   void sample_ack_path(const RateSample& rs);
   void end_ack_path_sample();
   bool ack_compressed(const RateSample& rs) const;
@@ -334,6 +338,12 @@ class ModelLaw final : public WindowLaw {
   Duration measured_sum_{0};
   std::uint64_t measured_samples_ = 0;
   Duration last_round_delay_{0};
+  // ACK stretch (measure_ack_stretch): bytes newly acked per ACK, this
+  // round's sum and count, the last round's mean, the smaller of the two.
+  ByteCount stretch_sum_ = 0;
+  std::uint64_t stretch_acks_ = 0;
+  ByteCount last_round_stretch_ = 0;
+  ByteCount ack_stretch_bytes_ = 0;
 
   // DOWN's delivery (model_law_down.cc): what the link carried while our
   // queue did not drain.

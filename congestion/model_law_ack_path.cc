@@ -106,10 +106,40 @@ bool ModelLaw::ack_compressed(const RateSample& rs) const {
   return rs.interval < *min_rtt_ + ack_path_delay_;
 }
 
+// A peer that decimates its ACKs (tunnel/ack_tracker.h) holds up to a
+// quarter RTT of packets before it acknowledges them: they have left the
+// path but not our flight, and a window of BDP + target stalls until the
+// ACK comes (the WAN lab's 4 / 1 line with decimation: download 86 -> 82 %).
+// BBR's extra_acked covers the same by time (bytes acked in an epoch over
+// bw x its length); counted per ACK here, a receiver's batch (recvmmsg,
+// GRO: 44 datagrams of ACKs at once on the data-plane bench) does not look
+// like a stretch and widen the window there. The mean over a round, the
+// smaller of the last two rounds' (an ACK after a silence is no stride).
+void ModelLaw::measure_ack_stretch(const RateSample& rs) {
+  if (rs.acked_bytes == 0) return;
+  if (rs.round_start && stretch_acks_ > 0) {
+    const ByteCount mean = stretch_sum_ / stretch_acks_;
+    ack_stretch_bytes_ = std::min(mean, last_round_stretch_);
+    last_round_stretch_ = mean;
+    stretch_sum_ = 0;
+    stretch_acks_ = 0;
+  }
+  stretch_sum_ += rs.acked_bytes;
+  ++stretch_acks_;
+}
+
+// Beyond the ACK clock's two packets, which the queue target's floor
+// already holds; at most a quarter of the BDP, the decimating peer's timer.
+ByteCount ModelLaw::ack_stretch_allowance() const {
+  const ByteCount clock = kAckClockPackets * params_.max_datagram_bytes;
+  if (ack_stretch_bytes_ <= clock) return 0;
+  return std::min(ack_stretch_bytes_ - clock, bdp_bytes() / 4);
+}
+
 ByteCount ModelLaw::window_bdp_bytes() const {
   const double bw = bw_bytes_per_s();
   if (bw <= 0 || !min_rtt_) return bdp_bytes();
-  return bdp_bytes() + static_cast<ByteCount>(bw * to_seconds(ack_path_delay_));
+  return bdp_bytes() + static_cast<ByteCount>(bw * to_seconds(ack_path_delay_)) + ack_stretch_allowance();
 }
 
 // Startup's plateau, when it is not ours: a window-limited sender's own

@@ -1,8 +1,9 @@
 // A minimal packet-level path for the window-law tests: senders (each a
 // window law and a delivery-rate sampler, always backlogged) share one FIFO
 // bottleneck of `rate` with a drop-tail buffer of `buffer_packets`, a base
-// RTT and random loss after the bottleneck. One ack per packet; a lost
-// packet is reported when its ack would have come. Deterministic (fixed-seed
+// RTT and random loss after the bottleneck. One ack per packet (or per
+// ack_every_packets, held); a lost packet is reported when its ack would
+// have come. Deterministic (fixed-seed
 // generator). Not the simulator in tests/sim: it has no tunnel, members or
 // ensemble, only what a law sees.
 #pragma once
@@ -24,6 +25,10 @@ struct PathConfig {
   std::size_t buffer_packets = 600;
   double random_loss = 0;
   ByteCount packet_bytes = 1200;
+  // A receiver that decimates: one ACK per this many packets, or when the
+  // oldest it holds has waited ack_hold_max (a loss is reported at once).
+  std::uint32_t ack_every_packets = 1;
+  Duration ack_hold_max = ms(15);
 };
 
 struct SimFlow {
@@ -38,6 +43,8 @@ struct SimFlow {
   std::uint32_t n_flows = 1;
   Duration srtt{0};
   Duration min_rtt{0};
+  std::vector<SentPacket> held;  // delivered, their ACK not yet sent
+  std::uint64_t hold_generation = 0;
 };
 
 class PathSim {
@@ -98,6 +105,7 @@ class PathSim {
     std::size_t flow;
     SentPacket packet;
     bool lost;
+    std::uint64_t flush_generation = 0;  // > 0: the hold timer of that generation
     bool operator<(const Event& o) const { return time > o.time; }  // min-heap
   };
 
@@ -146,6 +154,19 @@ class PathSim {
 
   void handle(const Event& e) {
     SimFlow& f = *flows_[e.flow];
+    if (e.flush_generation > 0) {
+      if (e.flush_generation == f.hold_generation) ack_held(f);
+      return;
+    }
+    if (!e.lost && config_.ack_every_packets > 1) {
+      if (f.held.empty()) {
+        events_.push(Event{now_ + config_.ack_hold_max, e.flow, e.packet, false, ++f.hold_generation});
+      }
+      f.held.push_back(e.packet);
+      if (f.held.size() >= config_.ack_every_packets) ack_held(f);
+      return;
+    }
+    if (e.lost && !f.held.empty()) ack_held(f);  // a gap is acknowledged at once
     const ByteCount prior = f.in_flight;
     f.in_flight -= e.packet.bytes;
     if (e.lost) {
@@ -166,6 +187,24 @@ class PathSim {
     const bool growable = e.packet.sent_time >= f.recovery_start;
     if (growable) f.law->on_ack(e.packet.bytes, RttInfo{rtt, f.srtt, f.min_rtt}, now_, f.n_flows);
     f.law->on_rate_sample(rs, now_);
+  }
+
+  // One stretch ACK for every packet held; the RTT sample is the newest's.
+  void ack_held(SimFlow& f) {
+    ++f.hold_generation;
+    const ByteCount prior = f.in_flight;
+    ByteCount bytes = 0;
+    for (const SentPacket& p : f.held) bytes += p.bytes;
+    f.in_flight -= bytes;
+    const SentPacket& newest = f.held.back();
+    const Duration rtt = now_ - newest.sent_time;
+    f.srtt = f.srtt == Duration{0} ? rtt : (7 * f.srtt + rtt) / 8;
+    f.min_rtt = f.min_rtt == Duration{0} ? rtt : std::min(f.min_rtt, rtt);
+    if (now_ >= measure_from_) f.delivered += bytes;
+    const RateSample rs = f.sampler.on_ack(f.held, {}, prior, now_, f.min_rtt);
+    if (newest.sent_time >= f.recovery_start) f.law->on_ack(bytes, RttInfo{rtt, f.srtt, f.min_rtt}, now_, f.n_flows);
+    f.law->on_rate_sample(rs, now_);
+    f.held.clear();
   }
 
   PathConfig config_;
