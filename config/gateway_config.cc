@@ -301,10 +301,10 @@ class Loader {
     c.max_receive_rate_bps = bit_rate(n, "down", s + ".down");
   }
 
-  // ensemble.ack_decimation: false (default), true, or auto: on when
+  // ensemble.ack_decimation: auto (default), true or false. auto: on when
   // max_rate.up says the uplink is scarce (the download's ACKs count against it).
   void ack_decimation(const YAML::Node& root, tunnel::ConnectionConfig& c) {
-    c.ack_decimation = false;
+    c.ack_decimation = c.ensemble.max_rate_bps != 0;
     if (!root["ensemble"] || !root["ensemble"]["ack_decimation"]) return;
     const YAML::Node n = root["ensemble"]["ack_decimation"];
     const std::string name = "ensemble.ack_decimation";
@@ -519,7 +519,9 @@ void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector
   if (a.endpoint.connection.max_receive_rate_bps != b.endpoint.connection.max_receive_rate_bps) {
     out.push_back("ensemble.max_rate.down");
   }
-  if (a.endpoint.connection.ack_decimation != b.endpoint.connection.ack_decimation) {
+  // `auto` follows max_rate.up, which is named already when it changed.
+  if (a.endpoint.connection.ack_decimation != b.endpoint.connection.ack_decimation &&
+      a.endpoint.connection.ensemble.max_rate_bps == b.endpoint.connection.ensemble.max_rate_bps) {
     out.push_back("ensemble.ack_decimation");
   }
   if (a.endpoint.connection.thin_stream_copy_loss_ppm != b.endpoint.connection.thin_stream_copy_loss_ppm) {

@@ -32,8 +32,10 @@
 //     has the 3 packets past a hole that declare it lost in the same round.
 //     The sender needs no new parameter: every ACK still comes within the
 //     max_ack_delay it was told, which its PTO allows for, and the ACK delay
-//     it reports keeps RTT samples exact. Off by default: a sparser ACK clock
-//     releases the sender's joins and credit in bigger steps.
+//     it reports keeps RTT samples exact (the model law's window holds the
+//     stride it sees: congestion/model_law_ack_path.cc). Off by default: a
+//     sparser ACK clock releases the sender's joins and credit in bigger
+//     steps; the gateway turns it on where max_rate.up is set.
 //
 // Use: after a datagram authenticates, on_packet_received(); if it returns
 // false, drop the packet as a duplicate. Send an ACK when

@@ -116,7 +116,8 @@ struct ConnectionConfig {
   // within max_ack_delay. false: every ack_every_packets. Off by default: a
   // sparser ACK clock releases joins and credit in bigger steps (the papers'
   // join and pacing scenarios lose their bounds), so it is for a side whose
-  // uplink is scarce (ensemble.ack_decimation: true, or auto with max_rate.up).
+  // uplink is scarce (ensemble.ack_decimation: auto, the default, sets it
+  // with max_rate.up; or true).
   bool ack_decimation = false;
   std::uint32_t ack_decimation_max_packets = 10;
   Duration idle_timeout = ms(30'000);  // the connection uses min(ours, the peer's)

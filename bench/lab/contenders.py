@@ -68,13 +68,14 @@ EGW_VARIANTS = {
     # full packet's serialisation on a 1 Mbit/s uplink, 9.8 ms instead of 12.
     "egw-call-1200": "max_datagram_bytes: 1200\nensemble:\n  window_law: model\n"
                      "  max_rate: {{up: {up}, down: {down}}}\n{udp}",
-    # Issue 20, the asymmetric link: the same with ACK decimation (off by
-    # default), each beside its variant above.
+    # Issue 20, the asymmetric link: ACK decimation on with the defaults
+    # (`auto` turns it on only with max_rate.up), and off beside max_rate
+    # (an ACK per 2 packets, the default before session 35).
     "egw-dec": "ensemble:\n  ack_decimation: true\n",
-    "egw-model-rate-dec": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n"
-                          "  ack_decimation: true\n",
-    "egw-call-dec": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n"
-                    "  ack_decimation: true\n{udp}",
+    "egw-model-rate-ack2": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n"
+                           "  ack_decimation: false\n",
+    "egw-call-ack2": "ensemble:\n  window_law: model\n  max_rate: {{up: {up}, down: {down}}}\n"
+                     "  ack_decimation: false\n{udp}",
     # Issue 20, the asymmetric link: the model law's window over the ACK
     # path's delay (off by default).
     "egw-ackpath": "ensemble:\n  ack_path_window: true\n",
@@ -99,8 +100,9 @@ LABELS = {
     "egw-call": "ensemble-gw, model law + max_rate, probe as a realtime UDP flow",
     "egw-call-defaults": "ensemble-gw (defaults), probe as a realtime UDP flow",
     "egw-call-1200": "ensemble-gw, model law + max_rate + realtime probe, 1,200-byte datagrams",
-    "egw-dec": "ensemble-gw, ACK decimation", "egw-model-rate-dec": "ensemble-gw, model law + max_rate, ACK decimation",
-    "egw-call-dec": "ensemble-gw, model law + max_rate + realtime probe, ACK decimation",
+    "egw-dec": "ensemble-gw, ACK decimation",
+    "egw-model-rate-ack2": "ensemble-gw, model law + max_rate, an ACK per 2 packets",
+    "egw-call-ack2": "ensemble-gw, model law + max_rate + realtime probe, an ACK per 2 packets",
 }
 
 

@@ -265,13 +265,16 @@ TEST_F(GatewayConfigTest, MaxRatePerDirection) {
   EXPECT_EQ(plan.applied.endpoint.connection.ensemble.max_rate_bps, 0u);
 }
 
-// Issue 20, the asymmetric link: ACK decimation, off unless asked for; auto
-// turns it on where max_rate.up says the uplink is scarce.
-TEST_F(GatewayConfigTest, AckDecimationIsOptIn) {
+// Issue 20, the asymmetric link: ACK decimation, `auto` by default: on where
+// max_rate.up says the uplink is scarce, otherwise only when asked for.
+TEST_F(GatewayConfigTest, AckDecimationFollowsMaxRateUpByDefault) {
   auto none = std::get<GatewayConfig>(load_gateway_config(write("n.yaml", branch())));
   EXPECT_FALSE(none.endpoint.connection.ack_decimation);
   auto rated = std::get<GatewayConfig>(load_gateway_config(write("r.yaml", branch("ensemble:\n  max_rate: {up: 950k}\n"))));
-  EXPECT_FALSE(rated.endpoint.connection.ack_decimation);
+  EXPECT_TRUE(rated.endpoint.connection.ack_decimation);
+  auto rated_off = std::get<GatewayConfig>(load_gateway_config(write("o.yaml", branch(
+      "ensemble:\n  max_rate: {up: 950k}\n  ack_decimation: false\n"))));
+  EXPECT_FALSE(rated_off.endpoint.connection.ack_decimation);
   auto on = std::get<GatewayConfig>(load_gateway_config(write("t.yaml", branch("ensemble:\n  ack_decimation: true\n"))));
   EXPECT_TRUE(on.endpoint.connection.ack_decimation);
   auto autos = std::get<GatewayConfig>(load_gateway_config(write("a.yaml", branch(
