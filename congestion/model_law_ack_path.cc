@@ -111,9 +111,9 @@ bool ModelLaw::ack_compressed(const RateSample& rs) const {
 // path but not our flight, and a window of BDP + target stalls until the
 // ACK comes (the WAN lab's 4 / 1 line with decimation: download 86 -> 82 %).
 // BBR's extra_acked covers the same by time (bytes acked in an epoch over
-// bw x its length); counted per ACK here, a receiver's batch (recvmmsg,
-// GRO: 44 datagrams of ACKs at once on the data-plane bench) does not look
-// like a stretch and widen the window there. The mean over a round, the
+// bw x its length); counted per ACK here, a batch of ACK datagrams that
+// we read at once (recvmmsg, GRO: 44 at a time on the data-plane bench)
+// does not look like a stretch and widen the window there. The mean over a round, the
 // smaller of the last two rounds' (an ACK after a silence is no stride).
 void ModelLaw::measure_ack_stretch(const RateSample& rs) {
   if (rs.acked_bytes == 0) return;

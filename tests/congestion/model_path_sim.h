@@ -158,38 +158,27 @@ class PathSim {
       if (e.flush_generation == f.hold_generation) ack_held(f);
       return;
     }
-    if (!e.lost && config_.ack_every_packets > 1) {
-      if (f.held.empty()) {
+    if (!e.lost) {  // acknowledged at once, or held for ack_every_packets or the hold timer
+      if (f.held.empty() && config_.ack_every_packets > 1) {
         events_.push(Event{now_ + config_.ack_hold_max, e.flow, e.packet, false, ++f.hold_generation});
       }
       f.held.push_back(e.packet);
       if (f.held.size() >= config_.ack_every_packets) ack_held(f);
       return;
     }
-    if (e.lost && !f.held.empty()) ack_held(f);  // a gap is acknowledged at once
+    if (!f.held.empty()) ack_held(f);  // a gap is acknowledged at once
     const ByteCount prior = f.in_flight;
     f.in_flight -= e.packet.bytes;
-    if (e.lost) {
-      f.sampler.on_lost(e.packet.bytes);
-      f.law->on_packets_lost(e.packet.bytes, prior, e.packet.sent_in_flight_bytes, now_);
-      if (e.packet.sent_time >= f.recovery_start) {  // loss-based laws: once a round
-        f.recovery_start = now_;
-        f.law->on_congestion_event(now_, f.n_flows);
-      }
-      return;
+    f.sampler.on_lost(e.packet.bytes);
+    f.law->on_packets_lost(e.packet.bytes, prior, e.packet.sent_in_flight_bytes, now_);
+    if (e.packet.sent_time >= f.recovery_start) {  // loss-based laws: once a round
+      f.recovery_start = now_;
+      f.law->on_congestion_event(now_, f.n_flows);
     }
-    const Duration rtt = now_ - e.packet.sent_time;
-    f.srtt = f.srtt == Duration{0} ? rtt : (7 * f.srtt + rtt) / 8;
-    f.min_rtt = f.min_rtt == Duration{0} ? rtt : std::min(f.min_rtt, rtt);
-    if (now_ >= measure_from_) f.delivered += e.packet.bytes;
-    const SentPacket acked[] = {e.packet};
-    const RateSample rs = f.sampler.on_ack(acked, {}, prior, now_, f.min_rtt);
-    const bool growable = e.packet.sent_time >= f.recovery_start;
-    if (growable) f.law->on_ack(e.packet.bytes, RttInfo{rtt, f.srtt, f.min_rtt}, now_, f.n_flows);
-    f.law->on_rate_sample(rs, now_);
   }
 
-  // One stretch ACK for every packet held; the RTT sample is the newest's.
+  // One ACK for every packet held (one, unless the receiver decimates); the
+  // RTT sample is the newest's.
   void ack_held(SimFlow& f) {
     ++f.hold_generation;
     const ByteCount prior = f.in_flight;
