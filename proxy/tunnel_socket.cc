@@ -20,6 +20,14 @@ namespace {
 constexpr std::size_t kSlotBytes = UdpBatch::kSlotBytes;
 // Receive batches per wakeup before timers and other sockets get a turn.
 constexpr int kMaxBatchesPerWakeup = 16;
+// A driver's turn seals at most this many datagrams, then the other ready
+// handlers run before it goes on (tunnel/connection_driver.h, "Turns"):
+// with the whole window in one turn a request beside a bulk transfer on the
+// data-plane bench's veths waited 1.2 ms (p50), each hop behind a turn of
+// 150-340 us; with 16, 0.51 ms, 8 streams ~10 % slower; with 8, 0.25-0.38
+// ms but 8 streams 20-35 % slower (BENCHMARKS.md, session 36). quinn
+// yields after 20.
+constexpr std::size_t kDatagramsPerTurn = 16;
 
 void set_buffer(int fd, int option, int force_option, int bytes) {
   // As root, *BUFFORCE passes net.core.{r,w}mem_max; otherwise the capped size.
@@ -54,7 +62,13 @@ struct TunnelSocket::Peer final : SessionHandler, tunnel::TransmitSink, tunnel::
         session(s),
         timer(owner_socket.io_),
         transmit_buffer(kSlotBytes),
-        driver(s, *this, *this, *this, transmit_buffer) {}
+        driver(s, *this, *this, *this, transmit_buffer, turn_limits()) {}
+
+  static tunnel::DriverLimits turn_limits() {
+    tunnel::DriverLimits limits;
+    limits.datagrams_per_turn = kDatagramsPerTurn;
+    return limits;
+  }
 
   // TransmitSink: into the batch, from the address the peer last wrote to.
   void transmit(std::span<const std::byte> datagram, bool /*low_priority*/) override {
@@ -75,6 +89,19 @@ struct TunnelSocket::Peer final : SessionHandler, tunnel::TransmitSink, tunnel::
         return;
       }
       on_timer(owner.now());
+    });
+  }
+  // The turn's budget ran out: the rest after the handlers that are ready
+  // now (one resume at a time; none once the socket is gone).
+  void resume_soon() override {
+    if (resume_posted) return;
+    resume_posted = true;
+    asio::post(owner.io_, [this, alive = std::weak_ptr<bool>(owner.alive_)] {
+      if (alive.expired()) return;
+      resume_posted = false;
+      owner.resuming_ = true;
+      owner.after_service(*this, owner.now());
+      owner.resuming_ = false;
     });
   }
   void on_timer(Instant now) {
@@ -116,6 +143,7 @@ struct TunnelSocket::Peer final : SessionHandler, tunnel::TransmitSink, tunnel::
   LocalAddress local;
   PeerAddress known_address;
   std::uint64_t known_handshakes = 0;
+  bool resume_posted = false;  // resume_soon's service is queued
   bool deferred = false;     // a service waits for the socket to drain
   bool timer_fired = false;  // ... and its timer's on_timer with it
 };
@@ -213,6 +241,11 @@ void TunnelSocket::after_service(Peer& peer, Instant now) {
     }
     if (!any) break;
   }
+  // A bulk drain's resumed turns fill the batch (queue() sends it when full)
+  // and the last turn sends the rest: a system call per 16 datagrams cost
+  // 8 streams ~30 % of their rate. Any other turn (a request's relay, a
+  // receive) sends what it sealed at once, behind what the batch held.
+  if (resuming_ && peer.resume_posted) return;
   flush();
 }
 

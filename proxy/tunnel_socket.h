@@ -113,6 +113,8 @@ class TunnelSocket {
   bool send_blocked_ = false;   // waiting for the socket to be writable
   std::vector<Peer*> deferred_;  // services that wait with it
   TunnelSocketStats stats_;
+  bool resuming_ = false;  // in a driver's resumed turn (Peer::resume_soon)
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // posted resumes check it
 };
 
 // Conversions between Asio endpoints and the core's addresses.

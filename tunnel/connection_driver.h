@@ -20,6 +20,12 @@
 // dispatch does not recurse; it marks the running service to go round once
 // more. After the last round the timer is re-armed (below).
 //
+// Turns: with limits.datagrams_per_turn, one service() hands the sink at most
+// that many datagrams, then stops and calls timer.resume_soon(); the owner
+// calls service() again once its other ready work ran.
+// A single-threaded gateway's other handlers (a request's relay, the
+// socket's receive) otherwise wait for a whole window's worth of sealing.
+//
 // Timer: exactly one. arm(deadline) is called only when next_timeout()
 // (clamped to `now`) is earlier than the deadline already armed, or nothing is
 // armed; arm *replaces* the armed deadline: the timer implementation must
@@ -92,6 +98,9 @@ class DriverTimer {
  public:
   virtual ~DriverTimer() = default;
   virtual void arm(Instant deadline) = 0;
+  // The turn's budget ran out, maybe with more to send (see "Turns"):
+  // call service() again soon, after the owner's other ready work.
+  virtual void resume_soon() = 0;
 };
 
 struct DriverLimits {
@@ -99,6 +108,7 @@ struct DriverLimits {
   std::size_t max_events_per_round = 100'000;     // poll_event results per dispatch
   int max_timeouts_per_instant = 1'000;           // on_timeout calls at one instant
   int max_service_rounds = 10'000;                // dispatch+drain rounds per service()
+  std::size_t datagrams_per_turn = 0;             // per service(), then resume_soon(); 0: no limit
 };
 
 struct DriverStats {
@@ -157,6 +167,8 @@ class BasicConnectionDriver {
   DriverTimer& timer_;
   std::span<std::byte> buffer_;
   DriverLimits limits_;
+  std::size_t turn_sent_ = 0;  // datagrams this service() handed out
+  bool turn_over_ = false;     // ... its budget, with more to send
   std::optional<Instant> armed_at_;
   Instant last_timeout_at_{};
   int timeouts_at_instant_ = 0;
@@ -173,6 +185,8 @@ void BasicConnectionDriver<Conn>::service(Instant now) {
   }
   {
     in_service_ = true;
+    turn_sent_ = 0;
+    turn_over_ = false;
     struct Leave {  // a spin guard's throw must not leave the driver "in service"
       bool& flag;
       ~Leave() { flag = false; }
@@ -184,10 +198,11 @@ void BasicConnectionDriver<Conn>::service(Instant now) {
       service_again_ = false;
       const std::size_t handled = dispatch_events(now);
       drain_transmit(now);
-      if (handled == 0 && !service_again_) break;
+      if (turn_over_ || (handled == 0 && !service_again_)) break;
     }
   }
   rearm_timer(now);
+  if (turn_over_) timer_.resume_soon();
 }
 
 template <class Conn>
@@ -223,6 +238,10 @@ std::size_t BasicConnectionDriver<Conn>::dispatch_events(Instant now) {
 template <class Conn>
 void BasicConnectionDriver<Conn>::drain_transmit(Instant now) {
   for (std::size_t sent = 0;; ++sent) {
+    if (limits_.datagrams_per_turn > 0 && turn_sent_ >= limits_.datagrams_per_turn) {
+      turn_over_ = true;  // maybe nothing is left: the resume then finds so
+      return;
+    }
     std::span<std::byte> buffer = sink_.next_buffer();
     if (buffer.size() < buffer_.size()) buffer = buffer_;
     const auto datagram = conn_.poll_transmit(now, buffer);
@@ -231,6 +250,7 @@ void BasicConnectionDriver<Conn>::drain_transmit(Instant now) {
       throw std::logic_error("ConnectionDriver: poll_transmit does not stop at one instant");
     }
     ++stats_.datagrams_sent;
+    ++turn_sent_;
     if (datagram->low_priority) ++stats_.low_priority_sent;
     sink_.transmit(std::span<const std::byte>(buffer.first(datagram->bytes)), datagram->low_priority);
   }

@@ -128,4 +128,12 @@ void TunnelHost::arm(Instant deadline) {
   });
 }
 
+// The simulator's drivers have no turn budget (no CPU to share); for the
+// interface's sake a resume is a service at the same instant.
+void TunnelHost::resume_soon() {
+  loop_.schedule_at(now(), [this, alive = std::weak_ptr<bool>(alive_)] {
+    if (!alive.expired()) driver_->service(now());
+  });
+}
+
 }  // namespace egw::sim

@@ -109,6 +109,7 @@ class TunnelHost final : private tunnel::ConnectionEventHandler,
   void transmit(std::span<const std::byte> datagram, bool low_priority) override;
   // tunnel::DriverTimer
   void arm(Instant deadline) override;
+  void resume_soon() override;
 
   EventLoop& loop_;
   Dumbbell& network_;

@@ -100,6 +100,8 @@ struct Recorder final : ConnectionEventHandler, TransmitSink, DriverTimer {
     sent_low_priority.push_back(low_priority);
   }
   void arm(Instant deadline) override { armed.push_back(deadline); }
+  void resume_soon() override { ++resumes; }
+  int resumes = 0;
 };
 
 struct Fixture {
@@ -141,6 +143,36 @@ TEST(ConnectionDriver, DrainsEveryDatagramIntoTheSinkAfterTheEvents) {
 // each one goes: the connection writes (seals) it there and the sink gets a
 // span inside it, nothing to copy; a short offer falls back to the driver's
 // buffer.
+// A turn hands out its budget and asks to be resumed; the next turns go on
+// where it stopped, in order, and a turn that ends dry asks for nothing.
+TEST(ConnectionDriver, ATurnSendsItsBudgetThenAsksToBeResumed) {
+  DriverLimits limits;
+  limits.datagrams_per_turn = 2;
+  Fixture f(limits);
+  f.conn.events = {StreamReadable{0}};
+  for (int i = 1; i <= 5; ++i) f.conn.datagrams.push_back({static_cast<std::size_t>(100 + i), false, std::byte(i)});
+  f.driver.service(at_ms(1));
+  EXPECT_EQ(f.rec.log, (std::vector<std::string>{"readable 0", "datagram 101", "datagram 102"}));
+  EXPECT_EQ(f.rec.resumes, 1);
+  f.driver.service(at_ms(1));
+  EXPECT_EQ(f.rec.sent.size(), 4u);
+  EXPECT_EQ(f.rec.resumes, 2);
+  f.driver.service(at_ms(1));
+  ASSERT_EQ(f.rec.sent.size(), 5u);
+  EXPECT_EQ(f.rec.resumes, 2);  // the last datagram left within the budget: nothing to resume
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(f.rec.sent[i].size(), 101 + i);
+  EXPECT_FALSE(f.driver.in_service());
+}
+
+// No budget (the default, and the simulator's): one service drains all.
+TEST(ConnectionDriver, WithoutABudgetOneServiceDrainsEverything) {
+  Fixture f;
+  for (int i = 1; i <= 300; ++i) f.conn.datagrams.push_back({60, false, std::byte(1)});
+  f.driver.service(at_ms(1));
+  EXPECT_EQ(f.rec.sent.size(), 300u);
+  EXPECT_EQ(f.rec.resumes, 0);
+}
+
 TEST(ConnectionDriver, SealsEachDatagramWhereTheSinkOffers) {
   struct QueueSink final : TransmitSink {
     std::vector<std::byte> queue = std::vector<std::byte>(3 * 1500);
@@ -339,6 +371,8 @@ struct RealSide final : ConnectionEventHandler, TransmitSink, DriverTimer {
     outbox.emplace_back(datagram.begin(), datagram.end());
   }
   void arm(Instant deadline) override { timer = deadline; }
+  void resume_soon() override { resume = true; }
+  bool resume = false;
 
   std::vector<std::byte> buffer = std::vector<std::byte>(2048);
   std::unique_ptr<Connection> conn;
