@@ -168,7 +168,7 @@ class BasicConnectionDriver {
   std::span<std::byte> buffer_;
   DriverLimits limits_;
   std::size_t turn_sent_ = 0;  // datagrams this service() handed out
-  bool turn_over_ = false;     // ... its budget, with more to send
+  bool turn_over_ = false;     // ... its budget ran out (maybe nothing is left)
   std::optional<Instant> armed_at_;
   Instant last_timeout_at_{};
   int timeouts_at_instant_ = 0;

@@ -139,10 +139,6 @@ TEST(ConnectionDriver, DrainsEveryDatagramIntoTheSinkAfterTheEvents) {
   EXPECT_TRUE(f.conn.datagrams.empty());
 }
 
-// A sink that queues datagrams (the gateway's UDP batch) offers the place
-// each one goes: the connection writes (seals) it there and the sink gets a
-// span inside it, nothing to copy; a short offer falls back to the driver's
-// buffer.
 // A turn hands out its budget and asks to be resumed; the next turns go on
 // where it stopped, in order, and a turn that ends dry asks for nothing.
 TEST(ConnectionDriver, ATurnSendsItsBudgetThenAsksToBeResumed) {
@@ -173,6 +169,10 @@ TEST(ConnectionDriver, WithoutABudgetOneServiceDrainsEverything) {
   EXPECT_EQ(f.rec.resumes, 0);
 }
 
+// A sink that queues datagrams (the gateway's UDP batch) offers the place
+// each one goes: the connection writes (seals) it there and the sink gets a
+// span inside it, nothing to copy; a short offer falls back to the driver's
+// buffer.
 TEST(ConnectionDriver, SealsEachDatagramWhereTheSinkOffers) {
   struct QueueSink final : TransmitSink {
     std::vector<std::byte> queue = std::vector<std::byte>(3 * 1500);
@@ -371,8 +371,7 @@ struct RealSide final : ConnectionEventHandler, TransmitSink, DriverTimer {
     outbox.emplace_back(datagram.begin(), datagram.end());
   }
   void arm(Instant deadline) override { timer = deadline; }
-  void resume_soon() override { resume = true; }
-  bool resume = false;
+  void resume_soon() override {}  // no turn budget here
 
   std::vector<std::byte> buffer = std::vector<std::byte>(2048);
   std::unique_ptr<Connection> conn;
