@@ -214,7 +214,48 @@ void Ensemble::Impl::track_sent(const SentPacket& packet) {
     if (member->second.cls == ContentClass::realtime) realtime_packets.on_realtime_sent(packet.sent_time);
   }
   joins.on_sent(packet.member, packet.bytes, domain_for(packet.member), packet.sent_time);
-  scheduler.on_sent(packet.member, packet.bytes);  // unknown ids (control) are ignored
+  // Unknown ids (control) are ignored. A run's packet is its class's turn,
+  // not its member's (StrideScheduler::on_sent_in_run).
+  if (packet.member == run.goes_on) {
+    scheduler.on_sent_in_run(packet.member, packet.bytes);
+  } else {
+    scheduler.on_sent(packet.member, packet.bytes);
+  }
+  run.goes_on = kControlMember;
+  if (member == members.end()) return;  // a control packet neither breaks nor extends a run
+  if (packet.member == run.member) {
+    run.bytes += packet.bytes;
+  } else {
+    run = {packet.member, packet.bytes};
+  }
+}
+
+// Runs. The stride scheduler alternates members packet by packet, so at
+// gigabit rates each of n bulk streams gets 1/n of every receive batch at
+// the peer gateway, whose relay then writes n small pieces per batch to n
+// TCP sockets: on the data-plane bench 8 streams wrote ~10 KB a sendmsg
+// (one stream ~65 KB), and the hub spent a quarter of its CPU waking the
+// server and being woken. So the member that sent the last packet goes on
+// while the scheduler's choice is a member of the same class (a class the
+// tickets or precedence put first, a call or a page's HTML, still comes
+// next) and its run is under kRunDuration at the pacing rate and under the
+// window (a slow start's rate over a round trip of a few us reads GB/s: a
+// run of 100 us at it would span windows). 100 us is ~60 KB at 5 Gbit/s,
+// less than one packet below ~100 Mbit/s, where runs never form and the
+// schedule is E-TCP's packet by packet. Shares are unchanged (every packet
+// is charged; the others catch up after the run); within a class the order
+// is off by at most one run. A run's packets after the first are charged as
+// their class's turn but not their member's (on_sent_in_run): the members'
+// clock moved to the run's pass would raise every waiting member to it, and
+// the run would cost the others their turns instead of being caught up.
+bool Ensemble::Impl::run_goes_on(MemberId next) const {
+  if (next == run.member || run.member == kControlMember || !scheduler.ready(run.member)) return false;
+  const double by_rate = shared->pacing_rate_bytes_per_s() * to_seconds(Ensemble::kRunDuration);
+  const double by_window = static_cast<double>(shared->window_bytes());
+  if (static_cast<double>(run.bytes) >= std::min(by_rate, by_window)) return false;
+  const auto a = members.find(run.member);
+  const auto b = members.find(next);
+  return a != members.end() && b != members.end() && a->second.cls == b->second.cls;
 }
 
 // --- public API ------------------------------------------------------------
@@ -304,6 +345,7 @@ bool Ensemble::can_send(MemberId id, Instant now) const {
 }
 
 std::optional<MemberId> Ensemble::pick_sender(Instant now) {
+  impl_->run.goes_on = kControlMember;
   const Impl& m = *impl_;
   if (m.scheduler.ready_count() == 0) return std::nullopt;
   if (!m.coupled()) {
@@ -317,7 +359,11 @@ std::optional<MemberId> Ensemble::pick_sender(Instant now) {
   if (!m.gate(*m.shared, nullptr, now).open()) {
     return m.realtime_may_jump(now) ? m.scheduler.pick() : std::nullopt;
   }
-  if (!m.joins.clocked_running()) return m.scheduler.pick();
+  if (!m.joins.clocked_running()) {
+    const auto next = m.scheduler.pick();
+    impl_->run.goes_on = next && m.run_goes_on(*next) ? m.run.member : kControlMember;
+    return impl_->run.goes_on != kControlMember ? m.run.member : next;
+  }
   return m.scheduler.pick([&](MemberId id) {
     const JoinState* j = m.join_of(id);
     return !j || !j->clocked();

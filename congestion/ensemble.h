@@ -101,8 +101,11 @@ class Ensemble {
   // pick_sender: they go first.
   bool can_send(MemberId id, Instant now) const;
   // The backlogged member that sends next, by the stride scheduler (and join
-  // state), among those that may send now.
+  // state), among those that may send now. At high rates the last sender
+  // goes on for up to kRunDuration at the pacing rate (and a window at most)
+  // while the scheduler's choice is in its class (ensemble.cc, "Runs").
   std::optional<MemberId> pick_sender(Instant now);
+  static constexpr Duration kRunDuration = us(100);
   // Packet numbers must increase in send order (never reused); a packet whose
   // number does not is counted but not tracked.
   // Returns whether this packet is part of an unvalidated resumed window:

@@ -68,6 +68,9 @@ struct Ensemble::Impl final : DomainListener {
     return coupled() && scheduler.realtime_first() && shared->realtime_gate(now).open();
   }
   void track_sent(const SentPacket& packet);
+  // Runs (ensemble.cc, "Runs"): whether the member that sent the last
+  // packets goes on instead of `next`, the scheduler's choice.
+  bool run_goes_on(MemberId next) const;
 
   // DomainListener: what the domains tell the ensemble.
   std::uint32_t law_flows() const override {
@@ -134,6 +137,13 @@ struct Ensemble::Impl final : DomainListener {
   std::optional<PathState> resumed_from;
   std::optional<PacketNumber> largest_sent;
   std::uint64_t packets_sent = 0;
+  // The member that sent the last stream packets, their bytes, and the
+  // member pick_sender() last named to go on with its run.
+  struct Run {
+    MemberId member = kControlMember;
+    ByteCount bytes = 0;
+    MemberId goes_on = kControlMember;
+  } run;
   // Reused so that acks and timeouts allocate nothing in steady state.
   AckOutcome ack_out;
   TimeoutOutcome timeout_out;

@@ -406,9 +406,11 @@ std::optional<MemberId> StrideScheduler::pick(
   return found;
 }
 
-void StrideScheduler::on_sent(MemberId id, ByteCount bytes) { charge(id, true, bytes); }
+void StrideScheduler::on_sent(MemberId id, ByteCount bytes) { charge(id, true, true, bytes); }
 
-void StrideScheduler::on_sent_unscheduled(MemberId id, ByteCount bytes) { charge(id, false, bytes); }
+void StrideScheduler::on_sent_unscheduled(MemberId id, ByteCount bytes) { charge(id, false, false, bytes); }
+
+void StrideScheduler::on_sent_in_run(MemberId id, ByteCount bytes) { charge(id, true, false, bytes); }
 
 void StrideScheduler::charge_realtime_share(const Member& m, ByteCount bytes) {
   if (!has_realtime_precedence(config_.policy)) return;
@@ -453,7 +455,7 @@ void StrideScheduler::charge_render_blocking_share(const Member& m) {
   }
 }
 
-void StrideScheduler::charge(MemberId id, bool in_turn, ByteCount bytes) {
+void StrideScheduler::charge(MemberId id, bool class_in_turn, bool member_in_turn, ByteCount bytes) {
   std::uint32_t index = 0;
   Member* m = find(id, &index);
   if (!m) return;
@@ -466,10 +468,10 @@ void StrideScheduler::charge(MemberId id, bool in_turn, ByteCount bytes) {
   // alone. Realtime jumps the classes' turns: it never moves their clock.
   if (!separate(m->group)) {
     const std::uint64_t class_start = std::max(g.pass, virtual_pass_);
-    if (in_turn) virtual_pass_ = std::max(virtual_pass_, class_start);
+    if (class_in_turn) virtual_pass_ = std::max(virtual_pass_, class_start);
     g.pass = class_start + stride(g.tickets);
   }
-  if (in_turn) g.virtual_pass = std::max(g.virtual_pass, member_start);
+  if (member_in_turn) g.virtual_pass = std::max(g.virtual_pass, member_start);
   m->pass = member_start + stride(m->weight);
   ++m->packets_sent;  // decay: the new tickets apply from the next charge
   refresh(id, index, *m);

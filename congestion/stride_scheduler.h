@@ -176,6 +176,13 @@ class StrideScheduler {
   // Charge `id` for a packet it sent out of turn (not chosen by pick(), e.g. a
   // retransmission): it pays its strides, nobody else's position changes.
   void on_sent_unscheduled(MemberId id, ByteCount bytes = kFullPacketBytes);
+  // Charge `id` for a packet its class's turn gave it while pick() named
+  // another member of the class (the ensemble's runs, ensemble.cc): the
+  // classes' clock moves as for on_sent(), the class's members' clock does
+  // not. Moved to the run's pass, it would raise every waiting member's
+  // pass to it (passes are read as at least the clock): they would lose
+  // the turns the run took, where now they catch up after it.
+  void on_sent_in_run(MemberId id, ByteCount bytes = kFullPacketBytes);
 
   // Tickets of `id` under the policy (0 when unknown): its class's tickets
   // under content and preempt (the preempt class reports its content
@@ -272,7 +279,7 @@ class StrideScheduler {
   // `pass` ahead of `clock`, re-expressed from old_tickets to new_tickets.
   static std::uint64_t rescaled_ahead(std::uint64_t pass, std::uint64_t clock,
                                       std::uint32_t old_tickets, std::uint32_t new_tickets);
-  void charge(MemberId id, bool in_turn, ByteCount bytes);
+  void charge(MemberId id, bool class_in_turn, bool member_in_turn, ByteCount bytes);
 
   Member* find(MemberId id, std::uint32_t* index = nullptr);
   const Member* find(MemberId id) const;

@@ -264,6 +264,27 @@ TEST(StrideScheduler, UnscheduledChargeCostsOnlyTheSender) {
   EXPECT_LT(html_before_bulk([](StrideScheduler& s) { s.on_sent(2); }), baseline + 12);
 }
 
+// A run's packets (the ensemble lets the last sender go on within its
+// class): charged in a run, member 1's 5 extra packets leave the members'
+// clock where the run began, so 2 and 3, which waited, catch up (5 packets
+// each) before 1 sends again. Charged as in turn, the clock would move to
+// 1's pass, and since a waiting member's pass is read as at least the
+// clock, 2 and 3 would lose those turns: the run would be free.
+TEST(StrideScheduler, ARunsChargeLetsTheOthersCatchUp) {
+  auto next_of_1 = [](bool in_run) {
+    StrideScheduler s(with_policy(SchedulingPolicy::fair));
+    for (MemberId id : {1, 2, 3}) s.add(id, ContentClass::bulk);
+    run(s, 9);  // 1 2 3 1 2 3 1 2 3: all level
+    EXPECT_EQ(s.pick(), MemberId{1});
+    s.on_sent(1);  // the run's first packet, in turn
+    for (int i = 0; i < 5; ++i) in_run ? s.on_sent_in_run(1) : s.on_sent(1);
+    const auto seq = run(s, 20);
+    return std::find(seq.begin(), seq.end(), MemberId{1}) - seq.begin();
+  };
+  EXPECT_EQ(next_of_1(true), 12);  // 2 3 2 3 ... (6 each), then 1
+  EXPECT_EQ(next_of_1(false), 2);  // 2 3 1: the others' turns lost
+}
+
 TEST(StrideScheduler, ZeroTicketsCountAsOne) {
   SchedulerConfig cfg = with_policy(SchedulingPolicy::content);
   cfg.class_tickets = {0, 0, 0, 0};
