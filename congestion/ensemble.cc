@@ -240,9 +240,9 @@ void Ensemble::Impl::track_sent(const SentPacket& packet) {
 // tickets or precedence put first, a call or a page's HTML, still comes
 // next) and its run is under kRunDuration at the pacing rate and under the
 // window (a slow start's rate over a round trip of a few us reads GB/s: a
-// run of 100 us at it would span windows). 100 us is ~60 KB at 5 Gbit/s,
-// less than one packet below ~100 Mbit/s, where runs never form and the
-// schedule is E-TCP's packet by packet. Shares are unchanged (every packet
+// run of 100 us at it would span windows). 100 us is ~60 KB at 5 Gbit/s
+// and about a packet at a pacing rate of ~100 Mbit/s: on WAN links the
+// schedule stays E-TCP's, packet by packet. Shares are unchanged (every packet
 // is charged; the others catch up after the run); within a class the order
 // is off by at most one run. A run's packets after the first are charged as
 // their class's turn but not their member's (on_sent_in_run): the members'
