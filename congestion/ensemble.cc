@@ -249,10 +249,12 @@ void Ensemble::Impl::track_sent(const SentPacket& packet) {
 // clock moved to the run's pass would raise every waiting member to it, and
 // the run would cost the others their turns instead of being caught up.
 bool Ensemble::Impl::run_goes_on(MemberId next) const {
-  if (next == run.member || run.member == kControlMember || !scheduler.ready(run.member)) return false;
+  if (next == run.member || run.member == kControlMember) return false;
+  // The bound first: at WAN rates it ends every run here, before any lookup.
   const double by_rate = shared->pacing_rate_bytes_per_s() * to_seconds(Ensemble::kRunDuration);
   const double by_window = static_cast<double>(shared->window_bytes());
   if (static_cast<double>(run.bytes) >= std::min(by_rate, by_window)) return false;
+  if (!scheduler.ready(run.member)) return false;
   const auto a = members.find(run.member);
   const auto b = members.find(next);
   return a != members.end() && b != members.end() && a->second.cls == b->second.cls;
@@ -361,8 +363,8 @@ std::optional<MemberId> Ensemble::pick_sender(Instant now) {
   }
   if (!m.joins.clocked_running()) {
     const auto next = m.scheduler.pick();
-    impl_->run.goes_on = next && m.run_goes_on(*next) ? m.run.member : kControlMember;
-    return impl_->run.goes_on != kControlMember ? m.run.member : next;
+    if (next && m.run_goes_on(*next)) return impl_->run.goes_on = m.run.member;
+    return next;
   }
   return m.scheduler.pick([&](MemberId id) {
     const JoinState* j = m.join_of(id);

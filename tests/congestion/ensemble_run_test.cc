@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "tests/congestion/ensemble_test_helpers.h"
@@ -12,36 +13,52 @@
 namespace egw::congestion {
 namespace {
 
-// Members 1 and 2 (bulk) and 3 (`third`, backlogged after the first round
-// when `third_ready`), sending whatever pick_sender() names: the picks as a
-// string ("1212..."), a round of `rtt` between windows, every packet acked.
-std::string picks(Duration rtt, int packets, ContentClass third = ContentClass::bulk, bool third_ready = false) {
-  EnsembleConfig c = testing::test_config();
-  c.scheduler.policy = SchedulingPolicy::content;
-  c.pacing.enabled = true;  // runs are measured at the pacing rate
-  testing::Harness h(c);
-  for (MemberId id : {1, 2, 3}) h.ensemble.add_member(id, id == 3 ? third : ContentClass::bulk, h.now);
-  h.ensemble.set_backlogged(1, true, h.now);
-  h.ensemble.set_backlogged(2, true, h.now);
-  h.ensemble.set_backlogged(3, false, h.now);
-  const PacketNumber first = h.next_number;
-  std::string order;
-  while (static_cast<int>(order.size()) < packets) {
+// An ensemble paced as the gateway's (runs are measured at the pacing
+// rate), sending whatever pick_sender() names. step() sends one packet and
+// appends its member to `order` ("1212..."), or waits for the pacer, or,
+// when the window is full, lets a round trip of `rtt` pass, acks everything
+// and appends '|'; it returns the member that sent, if one did.
+struct Picks {
+  Picks() : h([] {
+      EnsembleConfig c = testing::test_config();
+      c.scheduler.policy = SchedulingPolicy::content;
+      c.pacing.enabled = true;
+      return c;
+    }()) {}
+  std::optional<MemberId> step(Duration rtt) {
     if (const auto id = h.ensemble.pick_sender(h.now)) {
       order += std::to_string(*id);
       h.send(*id);
-      continue;
+      return id;
     }
     if (const auto release = h.ensemble.next_pacing_release(h.now)) {
       h.now = *release;
-      continue;
+    } else {
+      h.now += rtt;
+      h.ack_range(first, h.next_number - 1);
+      order += '|';
     }
-    h.now += rtt;  // the window is full: a round trip later, all of it acked
-    h.ack_range(first, h.next_number - 1);
-    order += '|';
-    if (third_ready) h.ensemble.set_backlogged(3, true, h.now);
+    return std::nullopt;
   }
-  return order;
+  testing::Harness h;
+  const PacketNumber first = h.next_number;
+  std::string order;
+};
+
+// Members 1 and 2 (bulk) and 3 (`third`, backlogged after the first round
+// when `third_ready`): the picks of `packets` packets and the rounds between.
+std::string picks(Duration rtt, int packets, ContentClass third = ContentClass::bulk, bool third_ready = false) {
+  Picks p;
+  for (MemberId id : {1, 2, 3}) p.h.ensemble.add_member(id, id == 3 ? third : ContentClass::bulk, p.h.now);
+  p.h.ensemble.set_backlogged(1, true, p.h.now);
+  p.h.ensemble.set_backlogged(2, true, p.h.now);
+  p.h.ensemble.set_backlogged(3, false, p.h.now);
+  while (static_cast<int>(p.order.size()) < packets) {
+    const std::size_t before = p.order.size();
+    p.step(rtt);
+    if (third_ready && p.order.size() > before && p.order.back() == '|') p.h.ensemble.set_backlogged(3, true, p.h.now);
+  }
+  return p.order;
 }
 
 int count(const std::string& s, char c) { return static_cast<int>(std::count(s.begin(), s.end(), c)); }
@@ -87,47 +104,25 @@ TEST(EnsembleRuns, AtWanRatesMembersAlternatePacketByPacket) {
 // run: it starts level with the members that waited (a run's packets do not
 // move the members' clock: on_sent_in_run), not behind the run.
 TEST(EnsembleRuns, AMemberReadyAgainStartsLevelWithThoseThatWaited) {
-  EnsembleConfig c = testing::test_config();
-  c.scheduler.policy = SchedulingPolicy::content;
-  c.pacing.enabled = true;
-  testing::Harness h(c);
-  for (MemberId id = 1; id <= 5; ++id) h.ensemble.add_member(id, ContentClass::bulk, h.now);
-  for (MemberId id = 1; id <= 5; ++id) h.ensemble.set_backlogged(id, true, h.now);
-  const PacketNumber first = h.next_number;
-  std::string order;
+  Picks p;
+  for (MemberId id = 1; id <= 5; ++id) p.h.ensemble.add_member(id, ContentClass::bulk, p.h.now);
+  for (MemberId id = 1; id <= 5; ++id) p.h.ensemble.set_backlogged(id, true, p.h.now);
   // Member 5 sends one packet, then has nothing more for a while (a
   // request's stream between requests): it is no joiner when it comes back.
-  while (order.find('5') == std::string::npos) {
-    const auto id = h.ensemble.pick_sender(h.now);
-    ASSERT_TRUE(id);
-    order += std::to_string(*id);
-    h.send(*id);
-  }
-  h.ensemble.set_backlogged(5, false, h.now);
+  while (p.order.find('5') == std::string::npos) ASSERT_TRUE(p.step(ms(1))) << p.order;
+  p.h.ensemble.set_backlogged(5, false, p.h.now);
   // Windows of 10, 20, 40 packets; member 5 becomes ready 2 packets into
   // a run of the third window.
-  int rounds = 0;
   std::size_t ready_at = std::string::npos;
+  const std::string& order = p.order;
   while (order.size() < 200) {
+    const auto rounds = count(order, '|');
     if (rounds == 2 && ready_at == std::string::npos && order.size() > 2 && order.back() == order[order.size() - 2] &&
         order[order.size() - 3] != order.back()) {
-      h.ensemble.set_backlogged(5, true, h.now);
+      p.h.ensemble.set_backlogged(5, true, p.h.now);
       ready_at = order.size();
     }
-    if (const auto id = h.ensemble.pick_sender(h.now)) {
-      order += std::to_string(*id);
-      h.send(*id);
-      if (*id == 5 && ready_at != std::string::npos) break;
-      continue;
-    }
-    if (const auto release = h.ensemble.next_pacing_release(h.now)) {
-      h.now = *release;
-      continue;
-    }
-    h.now += ms(1);
-    h.ack_range(first, h.next_number - 1);
-    order += '|';
-    ++rounds;
+    if (p.step(ms(1)) == MemberId{5} && ready_at != std::string::npos) break;
   }
   ASSERT_NE(ready_at, std::string::npos) << order;
   ASSERT_EQ(order.back(), '5') << order;
