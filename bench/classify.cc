@@ -69,8 +69,8 @@ void BM_NdpiByHost(benchmark::State& state) {
 BENCHMARK(BM_NdpiByHost);
 
 // Each host list alone (hash probes per label boundary), and the chain the
-// classifier asks (the newer nDPI list, the v2fly list, then libndpi 4.2 for
-// what both lack).
+// classifier asks (the newer nDPI list, the v2fly list, the UT1 list, then
+// libndpi 4.2 for what all three lack).
 void list_by_host(benchmark::State& state, const AppListDetector& list) {
   const auto hosts = corpus_hosts();
   std::size_t i = 0;
@@ -82,13 +82,15 @@ void BM_ListByHost(benchmark::State& state) { list_by_host(state, AppListDetecto
 BENCHMARK(BM_ListByHost);
 void BM_V2flyListByHost(benchmark::State& state) { list_by_host(state, AppListDetector::shared_v2fly()); }
 BENCHMARK(BM_V2flyListByHost);
+void BM_Ut1ListByHost(benchmark::State& state) { list_by_host(state, AppListDetector::shared_ut1()); }
+BENCHMARK(BM_Ut1ListByHost);
 
 void BM_ListThenNdpiByHost(benchmark::State& state) {
   const AppListDetector& chain = AppListDetector::shared();
   const auto hosts = corpus_hosts();
   std::size_t i = 0;
   for (auto _ : state) benchmark::DoNotOptimize(chain.by_host(hosts[i++ % hosts.size()]));
-  state.SetLabel("newer nDPI list, v2fly list, libndpi 4.2");
+  state.SetLabel("newer nDPI list, v2fly list, UT1 list, libndpi 4.2");
 }
 BENCHMARK(BM_ListThenNdpiByHost);
 
@@ -107,6 +109,13 @@ void BM_V2flyListBuild(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_V2flyListBuild)->Unit(benchmark::kMicrosecond);
+void BM_Ut1ListBuild(benchmark::State& state) {
+  for (auto _ : state) {
+    const AppListDetector list(ut1_host_table(), nullptr);
+    benchmark::DoNotOptimize(list.patterns());
+  }
+}
+BENCHMARK(BM_Ut1ListBuild)->Unit(benchmark::kMicrosecond);
 
 // No SNI (ECH, server-first): nDPI by address, then the learned cache.
 void BM_OpenWithoutSniLearned(benchmark::State& state) {

@@ -17,10 +17,14 @@ constexpr HostGroup kNdpiGroups[] = {
 constexpr HostGroup kV2flyGroups[] = {
 #include "proxy/app_list_v2fly_data.inc"
 };
+// {UT1 category, our category, names}
+constexpr HostGroup kUt1Groups[] = {
+#include "proxy/app_list_ut1_data.inc"
+};
 
 ContentClass our_category(std::string_view application, std::string_view category) {
   if (const auto c = content_class_from_string(category)) return *c;
-  throw std::logic_error("app_list_v2fly_data.inc: " + std::string(application) + ": unknown category " +
+  throw std::logic_error("host list: " + std::string(application) + ": unknown category " +
                          std::string(category));
 }
 
@@ -36,8 +40,18 @@ const HostTable& v2fly_host_table() {
   return table;
 }
 
+const HostTable& ut1_host_table() {
+  static constexpr HostTable table{"UT1 list", kUt1Groups, &our_category, true};
+  return table;
+}
+
+const AppListDetector& AppListDetector::shared_ut1() {
+  static const AppListDetector detector(ut1_host_table(), &NdpiDetector::shared());  // never freed, like nDPI's
+  return detector;
+}
+
 const AppListDetector& AppListDetector::shared_v2fly() {
-  static const AppListDetector detector(v2fly_host_table(), &NdpiDetector::shared());  // never freed, like nDPI's
+  static const AppListDetector detector(v2fly_host_table(), &shared_ut1());
   return detector;
 }
 
@@ -49,12 +63,13 @@ const AppListDetector& AppListDetector::shared() {
 AppListDetector::AppListDetector(const HostTable& table, const AppDetector* fallback)
     : name_(table.name), fallback_(fallback) {
   for (const HostGroup& g : table.groups) {
-    const AppMatch match{g.application, table.category_of(g.application, g.category)};
+    AppMatch match{g.application, table.category_of(g.application, g.category)};
     std::string_view hosts = g.hosts;
     while (!hosts.empty()) {
       const std::size_t end = std::min(hosts.find(' '), hosts.size());
       std::string_view pattern = hosts.substr(0, end);
       hosts.remove_prefix(std::min(end + 1, hosts.size()));
+      if (table.patterns_name_applications) match.application = pattern;
       if (pattern.ends_with('.')) {
         prefixes_.try_emplace(pattern, Entry{match});  // the generator already dropped repeats
         const auto labels = static_cast<std::size_t>(std::count(pattern.begin(), pattern.end(), '.'));

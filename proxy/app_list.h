@@ -12,16 +12,23 @@
 //   per-service lists named in proxy/app_list_v2fly_services.tsv, each with
 //   the category we give that service (the categories are ours, by service,
 //   never by host).
+// - ut1_host_table(): proxy/app_list_ut1_data.inc, imported from the UT1
+//   web filtering lists (Universite Toulouse Capitole, CC BY-SA 4.0) by
+//   scripts/import-ut1-hosts: the UT1 categories named in
+//   proxy/app_list_ut1_categories.tsv (remote control, DNS over HTTPS, chat,
+//   updates, file hosting, radio, audio and video), each with our category.
+//   The list names no applications: each of its names is its own.
 //
-// shared() chains them: the newer nDPI list, then the v2fly list, then
-// libndpi 4.2. The newer nDPI list first: it is the source the detector has
+// shared() chains them: the newer nDPI list, then the v2fly list, then the
+// UT1 list, then libndpi 4.2. The newer nDPI list first: it is the source the detector has
 // always followed, a name it knows keeps its answer. The v2fly list before
 // libndpi 4.2: 4.2 is an older copy of the first list's source, so a name it
 // knows and the newer list does not is a stale or an umbrella answer (its
 // categories come from nDPI's coarse ones, e.g. Cloud -> bulk), where the
-// v2fly list's answer is a per-service judgement on a current list. Both
-// answer per application; by_address is libndpi 4.2's (the lists have no
-// addresses).
+// v2fly list's answer is a per-service judgement on a current list. The UT1
+// list after v2fly's: it judges sites for filtering, per category, where the
+// lists before it judge applications; before libndpi 4.2 for the same reason
+// as v2fly's. by_address is libndpi 4.2's (the lists have no addresses).
 //
 // Lookup: a hash of the patterns; one probe per label boundary of the host
 // (the longest suffix wins), then the label-prefix patterns ("amazon.").
@@ -52,16 +59,21 @@ struct HostTable {
   std::span<const HostGroup> groups;
   // Our category for a group: how this list's category names read.
   ContentClass (*category_of)(std::string_view application, std::string_view category);
+  // Each pattern is its own application (a list of sites, not of applications).
+  bool patterns_name_applications = false;
 };
 const HostTable& ndpi_host_table();   // app_list_data.inc, nDPI's category names
 const HostTable& v2fly_host_table();  // app_list_v2fly_data.inc, ours
+const HostTable& ut1_host_table();    // app_list_ut1_data.inc, ours
 
 class AppListDetector final : public AppDetector {
  public:
   // The process's detector: the newer nDPI list, then shared_v2fly().
   static const AppListDetector& shared();
-  // Its second stage: the v2fly list, then NdpiDetector::shared().
+  // Its second stage: the v2fly list, then shared_ut1().
   static const AppListDetector& shared_v2fly();
+  // Its third: the UT1 list, then NdpiDetector::shared().
+  static const AppListDetector& shared_ut1();
   // `fallback` may be nullptr (the list alone); both must outlive this.
   AppListDetector(const HostTable& table, const AppDetector* fallback);
 

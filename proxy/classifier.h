@@ -43,8 +43,8 @@ std::string_view to_string(Stage s);
 
 class Classifier {
  public:
-  // `detector`: nullptr is the newer nDPI list, the v2fly list, then
-  // libndpi 4.2 (AppListDetector::shared(), app_list.h) when the config
+  // `detector`: nullptr is the newer nDPI list, the v2fly list, the UT1
+  // list, then libndpi 4.2 (AppListDetector::shared(), app_list.h) when the config
   // asks for detection. The learned cache is the classifier's own unless
   // one is given (a reload may hand the old one on).
   explicit Classifier(const config::ClassifyConfig& config, const AppDetector* detector = nullptr,

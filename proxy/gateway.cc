@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "proxy/app_list.h"
 #include "proxy/destination_endpoint.h"
@@ -103,12 +104,15 @@ std::unique_ptr<TimestampFile> Gateway::timestamp_file() const {
 
 void Gateway::start() {
   if (classify_config(config_).detect_applications) {
-    const AppListDetector& ndpi_list = AppListDetector::shared();  // the chain: this, the v2fly list, libndpi
-    const AppListDetector& v2fly_list = AppListDetector::shared_v2fly();
-    spdlog::info("application detection: {} {} host patterns ({} KiB), {} {} ({} KiB), then nDPI {} (built in "
-                 "{:.0f} ms, once per process)", ndpi_list.name(), ndpi_list.patterns(), ndpi_list.memory_bytes() / 1024,
-                 v2fly_list.name(), v2fly_list.patterns(), v2fly_list.memory_bytes() / 1024, NdpiDetector::version(),
-                 NdpiDetector::shared().init_ms());
+    // The chain: the newer nDPI list, the v2fly list, the UT1 list, libndpi.
+    const AppListDetector* lists[] = {&AppListDetector::shared(), &AppListDetector::shared_v2fly(),
+                                      &AppListDetector::shared_ut1()};
+    std::string listed;
+    for (const AppListDetector* l : lists) {
+      listed += fmt::format("{} {} host patterns ({} KiB), ", l->name(), l->patterns(), l->memory_bytes() / 1024);
+    }
+    spdlog::info("application detection: {}then nDPI {} (built in {:.0f} ms, once per process)", listed,
+                 NdpiDetector::version(), NdpiDetector::shared().init_ms());
   }
   asio::ip::udp::endpoint local;
   if (!config_.tunnel_listen.empty()) {
