@@ -1,8 +1,9 @@
 // Private to connection*.cc: the state behind Connection (pimpl).
 //
-// Split across files by direction: connection.cc holds the public API and the
-// receive path (frames in), connection_send.cc the send path (frames out),
-// loss/ack bookkeeping and timers.
+// Split across files by direction: connection.cc holds the setup, stream
+// bookkeeping, the ensemble's life and the public API, connection_receive.cc
+// the receive path (frames in), connection_send.cc the send path (frames
+// out), loss/ack bookkeeping and timers.
 //
 // Invariants:
 //  - streams_ holds every stream not yet closed or reset; each one is a
@@ -137,7 +138,7 @@ struct Connection::Impl {
   Impl(const ConnectionConfig& config, std::unique_ptr<PacketProtection> protection,
        congestion::TemporalCache* cache, Instant now);
 
-  // --- receive path (connection.cc) ---
+  // --- receive path (connection_receive.cc) ---
   void on_datagram(std::span<std::byte> datagram, Instant now);
   void apply_frame(const Frame& frame, Instant now);
   void on_stream_open_frame(const StreamOpenFrame& f, Instant now);
@@ -173,7 +174,7 @@ struct Connection::Impl {
   void release_write_blocked();
   void return_credit();
 
-  // --- shared ---
+  // --- shared (connection.cc) ---
   bool is_peer_stream(StreamId id) const { return (id % 2) != (config.is_client ? 0u : 1u); }
   Stream* find(StreamId id);
   Stream& create_stream(StreamId id, bool local, Instant now);
