@@ -199,13 +199,7 @@ void ModelLaw::update_min_rtt(const RateSample& rs, Instant now) {
   // window-limited sender, even a starved one, gets one every round trip.
   const Duration rtt_now = srtt_ ? std::max(*srtt_, rtt) : rtt;
   const bool gap = now - previous_sample > std::max<Duration>(kSampleGap, 2 * rtt_now);
-  // A wait on the way back longer than min_rtt (the peer's stamps) is a
-  // queue on the reverse path, not on ours: the standing queue is judged
-  // without it (ScenarioReverseCompetitor). Shorter waits count as before:
-  // with every wait left out, CUBIC's queue in a one-BDP buffer looked gone
-  // in 4 of 6 WAN-lab runs (session 34).
-  const Duration reverse_wait = reverse_queue_wait(rs);
-  if (gap || rtt - reverse_wait <= *min_rtt_ + standing_threshold()) last_near_min_ = now;
+  if (gap || rtt <= *min_rtt_ + standing_threshold()) last_near_min_ = now;
   // A sample near the minimum confirms it: with a drained queue every cycle
   // the model needs no ProbeRTT to stay fresh.
   const Duration tolerance = std::max<Duration>(ms(1), *min_rtt_ / 16);

@@ -49,9 +49,8 @@
 // the target, UP adds a quarter of min_rtt). When no RTT sample came within
 // it of min_rtt for 3 s (Copa's rule: the queue must empty once in a while;
 // Copa watches 5 RTTs, we a whole 2-3 s cycle, which holds our DOWN and the
-// peer gateway's, whose queue may sit in our ACK path; towards a peer that
-// stamps its ACKs a wait on the way back above min_rtt is left out),
-// somebody else keeps a standing queue: the law switches to competitive mode, where the window
+// peer gateway's, whose queue may sit in our ACK path), somebody else keeps
+// a standing queue: the law switches to competitive mode, where the window
 // is an embedded CUBIC (congestion/cubic.h), entered by slow start from the
 // current flight, cut once per loss round as the domain counts them for a
 // CUBIC flow, sent by the ACK clock, with a DOWN phase every 4th cycle.
@@ -87,14 +86,8 @@
 // mean RTT above min_rtt in DOWN's rounds after the first (our own queue
 // drained), when it exceeds a quarter of min_rtt, at most one min_rtt.
 // Towards a peer that stamps its ACKs the delay is measured instead, on by
-// default (measure_ack_path; congestion/ack_path_meter.h), up to ten min
-// RTTs, and the standing-queue rule above leaves out an ACK's measured wait
-// when it exceeds min_rtt (reverse_queue_wait). Before, a direct upload filling the
-// uplink's deep buffer (another host's, outside the tunnel) held the
-// download's ACKs for up to a second: the rule took that for a competitor
-// on our path, went CUBIC and filled the downlink's buffer too
-// (ScenarioReverseCompetitor). The window also holds the peer's ACK stride
-// when it decimates (measure_ack_stretch).
+// default (measure_ack_path; congestion/ack_path_meter.h). The window also
+// holds the peer's ACK stride when it decimates (measure_ack_stretch).
 #pragma once
 
 #include <array>
@@ -135,8 +128,6 @@ class ModelLaw final : public WindowLaw {
   static constexpr double kLossThreshold = 0.02;
   static constexpr double kBeta = 0.7;  // inflight_hi after too much loss
   static constexpr Duration kQueueTarget = ms(5);
-  // The measured ACK path the window holds, in min RTTs (model_law_ack_path.cc).
-  static constexpr std::int64_t kMeasuredAckPathRtts = 10;
   // ... at most this many min RTTs, and not under the floor (the gateways'
   // own batches: 64 datagrams are 0.25 ms at 3 Gbit/s). The floor trades
   // bulk for latency on the data-plane bench (BENCHMARKS.md, "the queue
@@ -250,8 +241,6 @@ class ModelLaw final : public WindowLaw {
   bool startup_fills_initial_window() const;
   // bw x (min_rtt + the ACK path's delay) + the peer's ACK stretch
   ByteCount window_bdp_bytes() const;
-  // The sample's measured wait on the way back when it exceeds min_rtt, else 0.
-  Duration reverse_queue_wait(const RateSample& rs) const;
   // The ACK path's delay is inferred from DOWN (ack_path_window) unless the
   // peer's ACK timestamps measure it.
   bool ack_path_inferred() const { return params_.ack_path_window && !ack_path_measured_; }

@@ -74,12 +74,9 @@ void ModelLaw::end_ack_path_sample() {
 // Measured (the peer stamps its ACKs): each ACK's wait on the way back, the
 // mean over a round; the window covers the smaller of the last two rounds'
 // means (one round's burst, the peer's startup queue, is no path to cover),
-// at most kMeasuredAckPathRtts min_rtts: a modem's uplink buffer full of
-// another host's upload holds the ACKs for up to ten round trips (1.2 s on
-// the 4 / 1 Mbit/s line; ScenarioReverseCompetitor), where the inferred
-// delay stays within one. Measured in every phase (the ACKs wait in DOWN as
-// in CRUISE); DOWN's window still leaves it out, so that our own queue
-// drains whatever bw reads.
+// at most one min_rtt as the inferred delay. Measured in every phase (the
+// ACKs wait in DOWN as in CRUISE); DOWN's window still leaves it out, so
+// that our own queue drains whatever bw reads.
 void ModelLaw::measure_ack_path(const RateSample& rs) {
   if (!ack_path_measured_) {
     ack_path_measured_ = true;
@@ -88,7 +85,7 @@ void ModelLaw::measure_ack_path(const RateSample& rs) {
   }
   if (rs.round_start && measured_samples_ > 0) {
     const Duration mean = measured_sum_ / static_cast<std::int64_t>(measured_samples_);
-    const Duration cap = kMeasuredAckPathRtts * min_rtt_.value_or(Duration{0});
+    const Duration cap = min_rtt_.value_or(Duration{0});
     ack_path_delay_ = std::clamp(std::min(mean, last_round_delay_), Duration{0}, cap);
     last_round_delay_ = mean;
     measured_sum_ = Duration{0};
@@ -137,11 +134,6 @@ ByteCount ModelLaw::ack_stretch_allowance() const {
   const ByteCount clock = kAckClockPackets * params_.max_datagram_bytes;
   if (ack_stretch_bytes_ <= clock) return 0;
   return std::min(ack_stretch_bytes_ - clock, bdp_bytes() / 4);
-}
-
-Duration ModelLaw::reverse_queue_wait(const RateSample& rs) const {
-  if (!rs.ack_path_delay || !min_rtt_ || *rs.ack_path_delay <= *min_rtt_) return Duration{0};
-  return *rs.ack_path_delay;
 }
 
 ByteCount ModelLaw::window_bdp_bytes() const {

@@ -176,13 +176,18 @@ def sink(lab, name, until, timeout=10.0):
         time.sleep(0.2)
 
 
-def bulk_job(c, directions, seconds, tag):
+def bulk_job(c, directions, seconds, tag, direct_up=None):
+    """`direct_up` (a direct contender): the upload is another host's, outside
+    the contender (its own source and server), e.g. a CUBIC upload beside a
+    gateway's download."""
     flows = []
     if "down" in directions:
         flows.append({"target": c.target(), "src": client_ip(2), "bytes": 10 ** 12, "stop_s": seconds})
     if "up" in directions:
-        flows.append({"target": c.target(), "src": client_ip(3), "bytes": 0, "upload": tag, "stop_s": seconds,
-                      "cc": c.cc})  # direct BBR uploads with BBR (the client sends)
+        via = direct_up or c
+        flows.append({"target": via.target(1 if direct_up else 0), "src": client_ip(5 if direct_up else 3),
+                      "bytes": 0, "upload": tag, "stop_s": seconds,
+                      "cc": via.cc})  # direct BBR uploads with BBR (the client sends)
     return {"kind": "flows", "sample_bytes": 65536, "flows": flows}
 
 
@@ -281,15 +286,18 @@ def _full_links_run(lab, c, page, tag, p):
 
 # ---------------------------------------------------------------- bulk alone
 
-def bulk(lab, contenders, up, down, seed, reps, p):
+def bulk(lab, contenders, up, down, seed, reps, p, cubic=None):
     """p["directions"] ("down", or "down" and "up" at once) for p["seconds"];
-    the rate each keeps after p["warm_s"], per direction."""
+    the rate each keeps after p["warm_s"], per direction. With
+    p["direct_upload"] the upload is a direct CUBIC flow (`cubic`) beside the
+    contender's download: another host filling the uplink."""
     out = {"params": p, "results": {c.key: [] for c in contenders}}
     dirs = tuple(p["directions"])
+    direct_up = cubic if p.get("direct_upload") else None
 
     def run(c, tag):
         t_load = time.time()
-        r = webload(bulk_job(c, dirs, p["seconds"], tag), timeout=p["seconds"] + 60)
+        r = webload(bulk_job(c, dirs, p["seconds"], tag, direct_up), timeout=p["seconds"] + 60)
         win = (t_load + p["warm_s"], t_load + p["seconds"])
         rates, errors = bulk_rates(lab, r, dirs, tag, *win)
         return t_load, win, rates, errors
