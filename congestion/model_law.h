@@ -53,7 +53,9 @@
 // a standing queue: the law switches to competitive mode, where the window
 // is an embedded CUBIC (congestion/cubic.h), entered by slow start from the
 // current flight, cut once per loss round as the domain counts them for a
-// CUBIC flow, sent by the ACK clock, with a DOWN phase every 4th cycle.
+// CUBIC flow, sent by the ACK clock in its slow start and paced at 1.25 x
+// cwnd/srtt after it (competitive_pacing_rate), with a DOWN phase every 4th
+// cycle.
 // When such a DOWN sees the RTT near min_rtt again, the other queue is gone
 // and the model is back. It emulates max(n_flows, 2) flows: `single`
 // coupling competes as two CUBIC flows (the ensemble arrives seconds after
@@ -110,6 +112,8 @@ class ModelLaw final : public WindowLaw {
   static constexpr double kDownPacingGain = 0.9;
   static constexpr double kUpGain = 1.25;
   static constexpr double kPacingMargin = 0.99;  // pace 1 % under bw (BBR)
+  // Competing, after CUBIC's slow start: of cwnd/srtt (RFC 9002 7.7).
+  static constexpr double kCompetitivePacingGain = 1.25;
   static constexpr double kFullBwGrowth = 1.25;
   // An UP probe whose rate grew this much probes again (of 1.25 x 0.99
   // paced, the WAN lab's probes showed 1.15-1.25 x within their judgement on
@@ -238,6 +242,7 @@ class ModelLaw final : public WindowLaw {
   void on_loss_too_high(ByteCount prior_in_flight, Instant now);
   ByteCount target_cwnd() const;
   double startup_pacing_rate() const;
+  std::optional<double> competitive_pacing_rate() const;
   bool startup_fills_initial_window() const;
   // bw x (min_rtt + the ACK path's delay) + the peer's ACK stretch
   ByteCount window_bdp_bytes() const;
