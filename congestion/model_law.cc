@@ -409,6 +409,10 @@ Duration ModelLaw::own_target_delay() const {
 // the ensemble took 2.1x one CUBIC flow beside four in the simulator.
 void ModelLaw::enter_competitive() {
   competitive_ = true;
+  // Only a cycle that began competing may end it: this one's min RTT may be
+  // a CUBIC cut that drained a one-BDP buffer for a moment, and ending here
+  // gave the next 3 s to the model (0.31x one CUBIC flow in the lab).
+  cycle_drains_ = false;
   cubic_.set_state(cwnd_, kInfiniteSsthresh);
   cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
 }

@@ -56,8 +56,8 @@
 // CUBIC flow, sent by the ACK clock in its slow start and paced at 1.25 x
 // cwnd/srtt after it (competitive_pacing_rate), with a DOWN phase every 4th
 // cycle.
-// When such a DOWN sees the RTT near min_rtt again, the other queue is gone
-// and the model is back. It emulates max(n_flows, 2) flows: `single`
+// When such a DOWN (of a cycle that began competing) sees the RTT near
+// min_rtt again, the other queue is gone and the model is back. It emulates max(n_flows, 2) flows: `single`
 // coupling competes as two CUBIC flows (the ensemble arrives seconds after
 // flows that already hold the buffer, and CUBIC converges slowly: as one
 // flow it got 0.38x one CUBIC flow in the WAN lab's 15 s run). A standing

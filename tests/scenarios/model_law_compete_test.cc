@@ -85,16 +85,29 @@ TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicWithinTheLabWindow) {
 // lab 0.16-0.20x / 0.30-0.34x). Runs vary (the share depends on where CUBIC's
 // sawtooth is when the 3 s rule looks), so the mean of 6 runs is asserted.
 // (0.88x / 0.90x; 0.74x / 1.03x since competing is paced after its slow start.)
+// A CUBIC cut drains most of this buffer: in the cycle in which the law had
+// just started to compete, the cut's RTT near min_rtt ended competing at
+// the cycle's end, and the next 3 s went to the model (the lab's 0.31x one
+// CUBIC flow in 5 of 6 runs one morning; here 2 of 6 runs below 0.5x beside
+// one). Only a cycle that began competing may end it (ModelLaw::
+// enter_competitive): 1 of 6 below 0.5x, means 1.27x / 1.35x.
 TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicOnAOneBdpBuffer) {
   const CompetitionPath path = lab_competition_path(100, 6);
   for (const std::size_t cubic_flows : {std::size_t{1}, std::size_t{4}}) {
     double sum = 0;
-    for (const double share : model_shares_beside_cubic(path, cubic_flows)) sum += share;
+    std::size_t below_half = 0;
+    for (const double share : model_shares_beside_cubic(path, cubic_flows)) {
+      sum += share;
+      if (share < 0.5) ++below_half;
+    }
     const double mean = sum / static_cast<double>(path.runs);
-    std::printf("model vs %zu CUBIC on 1 BDP: mean %.2fx one CUBIC flow over %zu runs\n", cubic_flows, mean,
-                path.runs);
+    std::printf("model vs %zu CUBIC on 1 BDP: mean %.2fx one CUBIC flow over %zu runs, %zu below 0.5x\n",
+                cubic_flows, mean, path.runs, below_half);
     EXPECT_GE(mean, 0.5) << cubic_flows << " flows";
     EXPECT_LE(mean, 2.0) << cubic_flows << " flows";
+    if (cubic_flows == 1) {
+      EXPECT_LE(below_half, 1u);
+    }
   }
 }
 
