@@ -68,10 +68,7 @@ Result run(std::size_t uplink_packets, double loss, std::uint64_t seed) {
   direct_config.law = WindowLawKind::cubic;
   direct_config.coupling = congestion::CouplingMode::none;
   direct_config.ack_timestamps = false;
-  direct_config.customize = [](tunnel::ConnectionConfig& c) {
-    c.stream_receive_window_bytes = 16 << 20;
-    c.connection_receive_window_bytes = 16 << 20;
-  };
+  direct_config.customize = tunnel_config.customize;
   const std::size_t direct = s.add_pair(direct_config);
   sim::BulkConfig download_config;
   download_config.bytes = 64 << 20;
