@@ -55,12 +55,12 @@
 // current flight, cut once per loss round as the domain counts them for a
 // CUBIC flow, sent by the ACK clock in its slow start and paced at 1.25 x
 // cwnd/srtt after it (competitive_pacing_rate), with a DOWN phase every 4th
-// cycle.
-// When such a DOWN (of a cycle that began competing) sees the RTT near
-// min_rtt again, the other queue is gone and the model is back. It emulates max(n_flows, 2) flows: `single`
-// coupling competes as two CUBIC flows (the ensemble arrives seconds after
-// flows that already hold the buffer, and CUBIC converges slowly: as one
-// flow it got 0.38x one CUBIC flow in the WAN lab's 15 s run). A standing
+// cycle. When such a DOWN (of a cycle that began competing) sees the RTT
+// near min_rtt again, the other queue is gone and the model is back. It
+// emulates max(n_flows, 2) flows: `single` coupling competes as two CUBIC
+// flows (the ensemble arrives seconds after flows that already hold the
+// buffer, and CUBIC converges slowly: as one flow it got 0.38x one CUBIC
+// flow in the WAN lab's 15 s run). A standing
 // delay below the threshold is left alone (a window that covered it cost
 // the lossy link's upload ~10 points in the WAN lab).
 //

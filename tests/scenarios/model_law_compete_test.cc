@@ -88,7 +88,7 @@ TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicWithinTheLabWindow) {
 // A CUBIC cut drains most of this buffer: in the cycle in which the law had
 // just started to compete, the cut's RTT near min_rtt ended competing at
 // the cycle's end, and the next 3 s went to the model (the lab's 0.31x one
-// CUBIC flow in 5 of 6 runs one morning; here 2 of 6 runs below 0.5x beside
+// CUBIC flow in 5 of 11 runs one morning; here 2 of 6 runs below 0.5x beside
 // one). Only a cycle that began competing may end it (ModelLaw::
 // enter_competitive): 1 of 6 below 0.5x, means 1.27x / 1.35x.
 TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicOnAOneBdpBuffer) {
