@@ -43,13 +43,14 @@
 // again (+1/8, +1/4, +1/2 in its rounds), until it is far above need. An
 // RTO collapses cwnd to one packet; it grows back by the bytes acked.
 //
-// Competition (the Vegas problem): a delay-targeting law starves beside a
-// buffer filler. The standing threshold is max(10 ms, min_rtt, 2 x the
-// queue target at bw): above it no queue of ours explains the RTT (ours is
-// the target, UP adds a quarter of min_rtt). When no RTT sample came within
-// it of min_rtt for 3 s (Copa's rule: the queue must empty once in a while;
-// Copa watches 5 RTTs, we a whole 2-3 s cycle, which holds our DOWN and the
-// peer gateway's, whose queue may sit in our ACK path), somebody else keeps
+// Competition (the Vegas problem; model_law_compete.cc): a delay-targeting
+// law starves beside a buffer filler. The standing threshold is max(10 ms,
+// min_rtt / 2 (min_rtt with ack_path_window), 2 x the queue target at bw):
+// above it no queue of ours explains the RTT (ours is the target, UP adds a
+// quarter of min_rtt). When no RTT sample came within it of min_rtt for 3 s
+// (Copa's rule: the queue must empty once in a while; Copa watches 5 RTTs,
+// we a whole 2-3 s cycle, which holds our DOWN and the peer gateway's,
+// whose queue may sit in our ACK path), somebody else keeps
 // a standing queue: the law switches to competitive mode, where the window
 // is an embedded CUBIC (congestion/cubic.h), entered by slow start from the
 // current flight, cut once per loss round as the domain counts them for a

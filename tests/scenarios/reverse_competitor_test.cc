@@ -115,10 +115,10 @@ Result run(std::size_t uplink_packets, double loss, std::uint64_t seed) {
 // once; on the ACK clock alone they released the window in bursts at many
 // times the downlink's rate: 45-59 % of the downlink (54 % on average).
 // Paced at 1.25 x cwnd/srtt after CUBIC's slow start: 49-65 % (58 %). The
-// WAN lab's asym-direct-upload gained more (47-65 % -> 75-80 %: its ACKs
-// come in longer bursts). Tried and not kept (session 38): leaving such ACK
-// waits out of the rule, so the model held the download; 61 % here but
-// 42-47 % in the lab.
+// WAN lab's asym-direct-upload gained more (44-65 % -> 74-80 %; why this
+// path gains less was not traced). Tried and not kept (session 38):
+// leaving such ACK waits out of the rule, so the model held the download;
+// 61 % here but 42-47 % in the lab.
 TEST(ScenarioReverseCompetitor, TheDownloadTakesTheDownlinkBesideAnotherHostsUpload) {
   double download = 0;
   int runs = 0;
