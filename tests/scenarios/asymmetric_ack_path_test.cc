@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/scenarios/asymmetric_line.h"
 #include "tests/sim/scenario.h"
 
 namespace egw::scenarios {
@@ -59,22 +60,12 @@ void trace(sim::Scenario& s, std::size_t pair, Duration t) {
 // `stamps`: both gateways stamp their ACKs (two current builds); false: a
 // peer of session 33 or older.
 AsymResult run_asym(double loss, std::uint64_t seed, bool ack_path_window, bool stamps = true) {
-  sim::PathConfig path;
-  path.bottleneck_bits_per_second = 1'000'000;  // forward: branch -> hub, the uplink
-  path.reverse_bits_per_second = 4'000'000;     // reverse: hub -> branch, the downlink
-  path.one_way_delay = ms(30);
-  path.queue_limit_packets = 100;
-  path.loss_probability = loss;
-  path.packet_bytes = 1472;
-  path.max_pairs = 1;
-  path.seed = seed;
-  sim::Scenario s(path);
+  sim::Scenario s(asymmetric_line(loss, seed, 1));
   sim::PairConfig pair_config;
   pair_config.law = WindowLawKind::model;
   pair_config.ack_timestamps = stamps;
   pair_config.customize = [ack_path_window](tunnel::ConnectionConfig& c) {
-    c.stream_receive_window_bytes = 16 << 20;
-    c.connection_receive_window_bytes = 16 << 20;
+    wide_receive_windows(c);
     c.ensemble.ack_path_window = ack_path_window;
   };
   const std::size_t pair = s.add_pair(pair_config);

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/scenarios/asymmetric_line.h"
 #include "tests/scenarios/bulk_competition.h"
 #include "tests/sim/scenario.h"
 
@@ -117,22 +118,10 @@ TEST(ScenarioModelLawCompete, HoldsAShareBesideCubicOnAOneBdpBuffer) {
 // law. The uplink's queue (the branch's upload and the download's ACKs) is
 // the gateways' own: neither law may take it for a CUBIC flow's.
 TEST(ScenarioModelLawCompete, OwnQueueOnAnAsymmetricLossyLineIsNoCompetitor) {
-  sim::PathConfig path;
-  path.bottleneck_bits_per_second = 1'000'000;  // forward: branch -> hub, the uplink
-  path.reverse_bits_per_second = 4'000'000;     // reverse: hub -> branch, the downlink
-  path.one_way_delay = ms(30);
-  path.queue_limit_packets = 100;
-  path.loss_probability = 0.002;
-  path.packet_bytes = 1472;
-  path.max_pairs = 1;
-  path.seed = 5;
-  sim::Scenario s(path);
+  sim::Scenario s(asymmetric_line(0.002, 5, 1));
   sim::PairConfig pair_config;
   pair_config.law = WindowLawKind::model;
-  pair_config.customize = [](tunnel::ConnectionConfig& c) {
-    c.stream_receive_window_bytes = 16 << 20;
-    c.connection_receive_window_bytes = 16 << 20;
-  };
+  pair_config.customize = wide_receive_windows;
   const std::size_t pair = s.add_pair(pair_config);
   const auto bulk = s.add_bulk_both_ways(pair, 64 << 20, instant_at(ms(10)));
   sim::BulkTransfer& download = bulk.download;

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/scenarios/asymmetric_line.h"
 #include "tests/sim/scenario.h"
 
 namespace egw::scenarios {
@@ -45,24 +46,14 @@ void trace(sim::Scenario& s, std::size_t tunnel, Duration t) {
 }
 
 Result run(std::size_t uplink_packets, double loss, std::uint64_t seed) {
-  sim::PathConfig path;
-  path.bottleneck_bits_per_second = 1'000'000;  // forward: branch -> hub, the uplink
-  path.reverse_bits_per_second = 4'000'000;     // reverse: hub -> branch, the downlink
-  path.one_way_delay = ms(30);
+  sim::PathConfig path = asymmetric_line(loss, seed, 2);
   path.queue_limit_packets = uplink_packets;
   path.reverse_queue_limit_packets = 100;
-  path.loss_probability = loss;
-  path.packet_bytes = 1472;
   path.max_jitter = ms(1);
-  path.max_pairs = 2;
-  path.seed = seed;
   sim::Scenario s(path);
   sim::PairConfig tunnel_config;
   tunnel_config.law = WindowLawKind::model;
-  tunnel_config.customize = [](tunnel::ConnectionConfig& c) {
-    c.stream_receive_window_bytes = 16 << 20;
-    c.connection_receive_window_bytes = 16 << 20;
-  };
+  tunnel_config.customize = wide_receive_windows;
   const std::size_t tunnel = s.add_pair(tunnel_config);
   sim::PairConfig direct_config;  // a TCP CUBIC flow: one controller per stream, no stamps
   direct_config.law = WindowLawKind::cubic;
