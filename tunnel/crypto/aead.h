@@ -1,4 +1,4 @@
-// The tunnel's AEADs through OpenSSL EVP: ChaCha20-Poly1305 (RFC 8439), the
+// The tunnel's AEADs through OpenSSL: ChaCha20-Poly1305 (RFC 8439), the
 // Noise cipher of the handshake and the default of the data phase, and
 // AES-256-GCM, which the data phase may negotiate when both ends have AES
 // instructions (aead_offer.h). Both take a 96-bit nonce and add a 16-byte
@@ -26,10 +26,9 @@
 #include "tunnel/crypto/keys.h"
 #include "tunnel/seal_source.h"
 
-// OpenSSL's type, without its headers in ours.
-struct evp_cipher_ctx_st;
-
 namespace egw::tunnel::crypto {
+
+struct ProviderCipher;
 
 // The ids are the wire's (transport parameters version 3): never renumber.
 enum class Aead : std::uint8_t { chacha20_poly1305 = 1, aes_256_gcm = 2 };
@@ -96,8 +95,11 @@ class AeadKey {
   void seal_nonce_gather(const std::uint8_t (&nonce)[kNonceBytes], std::span<const std::byte> ad,
                          std::span<std::byte> packet, std::span<const Source> sources);
 
+  void update(unsigned char* to, const unsigned char* from, std::size_t size);
+
   Aead aead_;
-  evp_cipher_ctx_st* ctx_;
+  const ProviderCipher* cipher_;  // the provider's functions (aead.cc)
+  void* ctx_;                     // the provider's context: key and state
 };
 
 // ChaCha20-Poly1305: the handshake's ENCRYPT/DECRYPT and the cookie replies'.
