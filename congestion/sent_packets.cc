@@ -42,7 +42,11 @@ void SentPackets::pop_tombstones() {
 void SentPackets::on_ack(std::span<const AckedRange> ranges, Instant now, AckResult& out) {
   const std::size_t first_new = out.acked.size();
   const Entry* largest_new = nullptr;  // the largest newly acknowledged
-  for (const AckedRange& range : ranges) {
+  // ACK frames list their ranges largest first: walked from the back, the
+  // appended packets come out in send order and need no sort.
+  const bool descending = ranges.size() > 1 && ranges.front().largest > ranges.back().largest;
+  for (std::size_t r = 0; r < ranges.size(); ++r) {
+    const AckedRange& range = ranges[descending ? ranges.size() - 1 - r : r];
     if (range.smallest > range.largest) continue;  // malformed: ignore
     for (std::size_t i = lower_bound(range.smallest);
          i < packets_.size() && packets_[i].packet.number <= range.largest; ++i) {
@@ -55,8 +59,9 @@ void SentPackets::on_ack(std::span<const AckedRange> ranges, Instant now, AckRes
   }
   if (!largest_new) return;
   // Ranges may come in any order: the appended part goes in send order.
-  std::sort(out.acked.begin() + static_cast<std::ptrdiff_t>(first_new), out.acked.end(),
-            [](const SentPacket& a, const SentPacket& b) { return a.number < b.number; });
+  const auto by_number = [](const SentPacket& a, const SentPacket& b) { return a.number < b.number; };
+  const auto appended = out.acked.begin() + static_cast<std::ptrdiff_t>(first_new);
+  if (!std::is_sorted(appended, out.acked.end(), by_number)) std::sort(appended, out.acked.end(), by_number);
   if (!largest_acked_ || largest_new->packet.number > *largest_acked_) {
     largest_acked_ = largest_new->packet.number;
     largest_acked_position_ = largest_new->position;
