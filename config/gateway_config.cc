@@ -302,16 +302,23 @@ class Loader {
   }
 
   // ensemble.ack_decimation: auto (default), true or false. auto: on when
-  // max_rate.up says the uplink is scarce (the download's ACKs count against it).
+  // max_rate.up says the uplink is scarce (the download's ACKs count against
+  // it), else while the ACKs take a measured share of this side's own busy
+  // uplink (tunnel/ack_share_meter.h).
   void ack_decimation(const YAML::Node& root, tunnel::ConnectionConfig& c) {
-    c.ack_decimation = c.ensemble.max_rate_bps != 0;
+    const bool by_rate = c.ensemble.max_rate_bps != 0;
+    c.ack_decimation = by_rate;
+    c.ack_decimation_measured = !by_rate;
     if (!root["ensemble"] || !root["ensemble"]["ack_decimation"]) return;
     const YAML::Node n = root["ensemble"]["ack_decimation"];
     const std::string name = "ensemble.ack_decimation";
     const std::string text = n.IsScalar() ? n.Scalar() : "";
-    if (text == "auto") c.ack_decimation = c.ensemble.max_rate_bps != 0;
-    else if (text == "true" || text == "false") c.ack_decimation = text == "true";
-    else r_.fail(n, name, "expected true, false or auto");
+    if (text == "true" || text == "false") {
+      c.ack_decimation = text == "true";
+      c.ack_decimation_measured = false;
+    } else if (text != "auto") {
+      r_.fail(n, name, "expected true, false or auto");
+    }
   }
 
   std::uint64_t bit_rate(const YAML::Node& map, const std::string& key, const std::string& name) {
@@ -520,7 +527,8 @@ void process_changes(const GatewayConfig& a, const GatewayConfig& b, std::vector
     out.push_back("ensemble.max_rate.down");
   }
   // `auto` follows max_rate.up, which is named already when it changed.
-  if (a.endpoint.connection.ack_decimation != b.endpoint.connection.ack_decimation &&
+  if ((a.endpoint.connection.ack_decimation != b.endpoint.connection.ack_decimation ||
+       a.endpoint.connection.ack_decimation_measured != b.endpoint.connection.ack_decimation_measured) &&
       a.endpoint.connection.ensemble.max_rate_bps == b.endpoint.connection.ensemble.max_rate_bps) {
     out.push_back("ensemble.ack_decimation");
   }

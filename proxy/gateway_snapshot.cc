@@ -90,6 +90,7 @@ GatewaySnapshot Gateway::snapshot() const {
       e.bottleneck_bytes_per_s = cs.ensemble.law.bottleneck_bytes_per_s;
       e.ack_path_delay_seconds = std::chrono::duration<double>(cs.ensemble.law.ack_path_delay).count();
       e.probe_extensions = cs.ensemble.law.probe_extensions;
+      e.ack_decimating = cs.ack_decimating;
     }
     for (const auto& [r, relay] : p->relays) {
       ContentClass cls = relay->content_class();

@@ -71,6 +71,7 @@ struct EnsembleSnapshot {
   double bottleneck_bytes_per_s = 0;     // the model law's bw; 0 for loss-based laws
   double ack_path_delay_seconds = 0;     // the model law's: the wait of our ACKs' replies on the way back
   std::uint64_t probe_extensions = 0;    // the model law's UP probes that found room and went on
+  bool ack_decimating = false;           // this side's ACKs decimated now (ensemble.ack_decimation)
   // Counters since the gateway started (monotonic).
   std::uint64_t packets_sent = 0;
   std::uint64_t packets_lost = 0;

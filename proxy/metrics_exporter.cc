@@ -93,6 +93,10 @@ constexpr EnsembleMetric kEnsembleMetrics[] = {
     {"egw_ensemble_tail_probes_total",
      "Silent tails probed: a packet sent beyond the window after a PTO without any ack, nothing declared lost.",
      kCounter, [](const EnsembleSnapshot& e) { return double(e.tail_probes); }},
+    {"egw_ensemble_ack_decimating",
+     "1 while this gateway decimates its ACKs to the peer (ensemble.ack_decimation: on, or auto where "
+     "max_rate.up is set or its ACKs take a measured share of its busy uplink), else 0.",
+     kGauge, [](const EnsembleSnapshot& e) { return e.ack_decimating ? 1.0 : 0.0; }},
     {"egw_ensemble_small_packets_total",
      "Packets of stream data built smaller than the path allows because a call (a realtime member) was "
      "sending on a slow path.",

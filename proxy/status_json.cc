@@ -111,6 +111,7 @@ std::string ensemble(const EnsembleSnapshot& e) {
       .add("bottleneck_bytes_per_second", num(e.bottleneck_bytes_per_s))
       .add("ack_path_delay_seconds", num(e.ack_path_delay_seconds))
       .add("probe_extensions", num(e.probe_extensions))
+      .add("ack_decimating", boolean(e.ack_decimating))
       .add("packets_sent", num(e.packets_sent))
       .add("packets_lost", num(e.packets_lost))
       .add("loss_rounds", num(e.loss_rounds))

@@ -35,7 +35,9 @@
 //     it reports keeps RTT samples exact (the model law's window holds the
 //     stride it sees: congestion/model_law_ack_path.cc). Off by default: a
 //     sparser ACK clock releases the sender's joins and credit in bigger
-//     steps; the gateway turns it on where max_rate.up is set.
+//     steps; the gateway turns it on where max_rate.up is set, or where this
+//     side's ACKs take a measured share of its own busy uplink
+//     (AckShareMeter).
 //
 // Use: after a datagram authenticates, on_packet_received(); if it returns
 // false, drop the packet as a duplicate. Send an ACK when
@@ -105,6 +107,9 @@ class AckTracker {
   void on_rtt_sample(Duration rtt);
   // Ack-eliciting packets per ACK now (ack_every_packets in startup).
   std::uint32_t ack_threshold() const;
+  // Decimation on or off from now on (AckShareMeter decides under `auto`).
+  void set_decimation(bool on) { config_.decimation = on; }
+  bool decimation() const { return config_.decimation; }
   // The peer acknowledged a packet of ours whose ACK frame had this largest
   // number: stop reporting numbers <= it (RFC 9000 section 13.2.4).
   void on_ack_acknowledged(PacketNumber largest_in_that_ack);

@@ -521,6 +521,7 @@ ConnectionStats Connection::stats() const {
   s.flows.flows_open = impl_->flows.size();
   s.streams_blocked_by_limit = impl_->blocked_opens.size();
   s.pmtu_bytes = impl_->pmtu.current;
+  s.ack_decimating = impl_->ack_tracker.decimation();
   s.ensemble = impl_->ensemble ? impl_->ensemble->stats() : impl_->last_ensemble_stats;
   s.packets_lost = impl_->retired_packets_lost + (impl_->ensemble ? s.ensemble.packets_lost : 0);
   s.loss_rounds = impl_->retired_loss_rounds + (impl_->ensemble ? s.ensemble.loss_rounds : 0);

@@ -119,6 +119,9 @@ struct ConnectionConfig {
   // uplink is scarce (ensemble.ack_decimation: auto, the default, sets it
   // with max_rate.up; or true).
   bool ack_decimation = false;
+  // With ack_decimation false: decimate while this side's ACKs take a
+  // measured share of its own busy uplink (AckShareMeter).
+  bool ack_decimation_measured = false;
   std::uint32_t ack_decimation_max_packets = 10;
   Duration idle_timeout = ms(30'000);  // the connection uses min(ours, the peer's)
   // PING every idle_timeout / 2 even without streams, so the connection (and
@@ -259,6 +262,8 @@ struct ConnectionStats {
   std::uint64_t datagrams_extra_ack = 0;
   std::uint64_t datagrams_sent = 0;
   std::uint64_t ack_timestamps_received = 0;  // ACK_TIMESTAMPED frames applied
+  // ack_decimation_measured: whether this side decimates its ACKs now.
+  bool ack_decimating = false;
   // Packets of flow-control credit (with the ACK and control frames) sent
   // past the window and the pacer.
   std::uint64_t credit_packets_past_window = 0;

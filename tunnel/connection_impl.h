@@ -33,6 +33,7 @@
 
 #include "common/ring_deque.h"
 
+#include "tunnel/ack_share_meter.h"
 #include "tunnel/ack_tracker.h"
 #include "tunnel/connection.h"
 #include "tunnel/flow_control.h"
@@ -263,6 +264,7 @@ struct Connection::Impl {
   std::size_t seal_source_count = 0;
 
   AckTracker ack_tracker;
+  AckShareMeter ack_share;  // config.ack_decimation_measured
   std::unique_ptr<congestion::Ensemble> ensemble;
   bool ensemble_resumed = false;          // it started from the temporal cache
   bool ensemble_carried_streams = false;  // a busy period, not only control frames

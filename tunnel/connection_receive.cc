@@ -44,6 +44,11 @@ void Connection::Impl::on_datagram(std::span<std::byte> datagram, Instant now) {
     return drop(stats.datagrams_malformed);
   }
   ack_tracker.on_packet_received(number, check->ack_eliciting, now);
+  if (config.ack_decimation_measured && check->ack_eliciting) {
+    if (auto on = ack_share.on_eliciting_received(config.ack_every_packets, ack_tracker.decimation())) {
+      ack_tracker.set_decimation(*on);
+    }
+  }
   last_activity = now;
   eliciting_sent_since_receive = false;
 

@@ -71,6 +71,10 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
     eliciting_allowed = true;
     ++stats.credit_packets_past_window;
   }
+  if (ensemble && !member && (!retransmit_streams.empty() ||
+                              (backlogged_count > 0 && send_credit.available() > 0))) {
+    ack_share.on_data_held();  // stream data waits for the window or the pacer
+  }
   if (!eliciting_allowed && !ack_due) {
     if (ensemble) {
       const bool want = control_pending() || !retransmit_streams.empty() ||
@@ -148,6 +152,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   } else if (ensemble) {
     ensemble->on_unscheduled_sent(now, t.bytes);
   }
+  ack_share.on_sent(t.bytes, !eliciting);
   trim_history(now);
   return t;
 }

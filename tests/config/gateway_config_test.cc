@@ -266,27 +266,37 @@ TEST_F(GatewayConfigTest, MaxRatePerDirection) {
 }
 
 // Issue 20, the asymmetric link: ACK decimation, `auto` by default: on where
-// max_rate.up says the uplink is scarce, otherwise only when asked for.
+// max_rate.up says the uplink is scarce, otherwise where measured (or when asked for).
 TEST_F(GatewayConfigTest, AckDecimationFollowsMaxRateUpByDefault) {
+  // Without max_rate, auto measures (tunnel/ack_share_meter.h).
   auto none = std::get<GatewayConfig>(load_gateway_config(write("n.yaml", branch())));
   EXPECT_FALSE(none.endpoint.connection.ack_decimation);
+  EXPECT_TRUE(none.endpoint.connection.ack_decimation_measured);
   auto rated = std::get<GatewayConfig>(load_gateway_config(write("r.yaml", branch("ensemble:\n  max_rate: {up: 950k}\n"))));
   EXPECT_TRUE(rated.endpoint.connection.ack_decimation);
+  EXPECT_FALSE(rated.endpoint.connection.ack_decimation_measured);
   auto rated_off = std::get<GatewayConfig>(load_gateway_config(write("o.yaml", branch(
       "ensemble:\n  max_rate: {up: 950k}\n  ack_decimation: false\n"))));
   EXPECT_FALSE(rated_off.endpoint.connection.ack_decimation);
+  EXPECT_FALSE(rated_off.endpoint.connection.ack_decimation_measured);
+  auto off = std::get<GatewayConfig>(load_gateway_config(write("f.yaml", branch("ensemble:\n  ack_decimation: false\n"))));
+  EXPECT_FALSE(off.endpoint.connection.ack_decimation);
+  EXPECT_FALSE(off.endpoint.connection.ack_decimation_measured);
   auto on = std::get<GatewayConfig>(load_gateway_config(write("t.yaml", branch("ensemble:\n  ack_decimation: true\n"))));
   EXPECT_TRUE(on.endpoint.connection.ack_decimation);
+  EXPECT_FALSE(on.endpoint.connection.ack_decimation_measured);
   auto autos = std::get<GatewayConfig>(load_gateway_config(write("a.yaml", branch(
       "ensemble:\n  max_rate: {up: 950k}\n  ack_decimation: auto\n"))));
   EXPECT_TRUE(autos.endpoint.connection.ack_decimation);
   auto auto_down = std::get<GatewayConfig>(load_gateway_config(write("d.yaml", branch(
       "ensemble:\n  max_rate: {down: 4M}\n  ack_decimation: auto\n"))));
   EXPECT_FALSE(auto_down.endpoint.connection.ack_decimation);
+  EXPECT_TRUE(auto_down.endpoint.connection.ack_decimation_measured);
   const std::string bad = error_of(branch("ensemble:\n  ack_decimation: sometimes\n"));
   EXPECT_NE(bad.find("c.yaml:10: ensemble.ack_decimation: expected true, false or auto"), std::string::npos) << bad;
   const ReloadPlan plan = plan_reload(none, on);
   EXPECT_EQ(plan.restart_needed, (std::vector<std::string>{"ensemble.ack_decimation"}));
+  EXPECT_EQ(plan_reload(none, off).restart_needed, (std::vector<std::string>{"ensemble.ack_decimation"}));
 }
 
 // Issue 21: small bulk packets while a call runs, 4 ms by default; 0 turns them off.

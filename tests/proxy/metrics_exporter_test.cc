@@ -44,6 +44,7 @@ GatewaySnapshot snapshot() {
   e.pacing_rate_bytes_per_s = 2.5e6;
   e.bottleneck_bytes_per_s = 2e6;
   e.ack_path_delay_seconds = 0.03;
+  e.ack_decimating = true;
   e.packets_sent = 1200;
   e.packets_lost = 3;
   e.loss_rounds = 2;
@@ -114,6 +115,7 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
            "egw_ensemble_pacing_rate_bytes_per_second{peer=\"hub-1\",key=\"k1\"} 2500000",
            "egw_ensemble_bottleneck_bytes_per_second{peer=\"hub-1\",key=\"k1\"} 2000000",
            "egw_ensemble_ack_path_delay_seconds{peer=\"hub-1\",key=\"k1\"} 0.03",
+           "egw_ensemble_ack_decimating{peer=\"hub-1\",key=\"k1\"} 1",
            "# TYPE egw_ensemble_packets_sent_total counter",
            "egw_ensemble_packets_sent_total{peer=\"hub-1\",key=\"k1\"} 1200",
            "egw_ensemble_packets_lost_total{peer=\"hub-1\",key=\"k1\"} 3",

@@ -99,6 +99,7 @@ assert d['handshake_aead_mismatches'] == 0
 assert e['srtt_seconds'] == 0.125 and e['tail_probes'] == 5 and e['timeouts'] == 6
 assert e['law_state'] == 'startup' and e['pacing_rate_bytes_per_second'] == 1500000
 assert e['bottleneck_bytes_per_second'] == 0 and e['probe_extensions'] == 0 and e['ack_path_delay_seconds'] == 0
+assert e['ack_decimating'] is False
 assert e['streams_by_class'] == {'html': 2, 'script': 0, 'image': 1, 'bulk': 5, 'realtime': 0, 'interactive': 0, 'web': 0, 'streaming': 0}
 assert e['bytes_by_class'] == {'html': 1000, 'script': 0, 'image': 5000000, 'bulk': 7, 'realtime': 0, 'interactive': 0, 'web': 0, 'streaming': 0}
 assert e['bytes_per_second_by_class'] == {'html': 500.5, 'script': 0, 'image': 250000, 'bulk': 0, 'realtime': 0, 'interactive': 0, 'web': 0, 'streaming': 0}
