@@ -15,7 +15,7 @@ namespace {
 std::optional<bool> interval(AckShareMeter& m, int data_packets, int acks, bool held, bool decimating) {
   for (int i = 0; i < data_packets; ++i) m.on_sent(1400, false);
   for (int i = 0; i < acks; ++i) m.on_sent(60, true);
-  if (held) m.on_data_held();
+  for (int i = 0; held && i < data_packets; ++i) m.on_data_held();
   std::optional<bool> out;
   for (std::uint32_t i = 0; i < AckShareMeter::kIntervalPackets; ++i) {
     out = m.on_eliciting_received(2, decimating);
@@ -53,6 +53,30 @@ TEST(AckShareMeter, NotWhereNothingWaits) {
   // And it stops when the upload ends.
   EXPECT_EQ(interval(m, 64, 100, true, false), true);
   EXPECT_EQ(interval(m, 2, 30, false, true), false);
+}
+
+// A client that sends a page's requests, each waiting a pacing slot now and
+// then, is no busy uplink however large its ACKs' share: the simulator's
+// page loads lost time when such clients decimated.
+TEST(AckShareMeter, NotForAFewRequests) {
+  AckShareMeter m;
+  EXPECT_EQ(interval(m, 10, 128, true, false), false);
+  // Small ones: 80 requests of 400 bytes, each held by its join.
+  for (int i = 0; i < 80; ++i) {
+    m.on_sent(400, false);
+    m.on_data_held();
+  }
+  for (int i = 0; i < 100; ++i) m.on_sent(60, true);
+  std::optional<bool> requests;
+  for (std::uint32_t i = 0; i < AckShareMeter::kIntervalPackets; ++i) requests = m.on_eliciting_received(2, false);
+  EXPECT_EQ(requests, false);
+  // 64 packets, held once: not busy either.
+  for (int i = 0; i < 64; ++i) m.on_sent(1400, false);
+  for (int i = 0; i < 100; ++i) m.on_sent(60, true);
+  m.on_data_held();
+  std::optional<bool> out;
+  for (std::uint32_t i = 0; i < AckShareMeter::kIntervalPackets; ++i) out = m.on_eliciting_received(2, false);
+  EXPECT_EQ(out, false);
 }
 
 // Between kOffShare and kOnShare it keeps what it does: no flapping.
