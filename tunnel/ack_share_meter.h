@@ -47,7 +47,7 @@ class AckShareMeter {
       ++other_packets_;
     }
   }
-  // This side had stream data to send and its window or pacer held it.
+  // This side had stream data to send and its window, pacer or a join held it.
   void on_data_held() { ++held_; }
   // An ack-eliciting packet arrived. At the end of an interval: whether to
   // decimate from now on (`decimating`: whether it does now).

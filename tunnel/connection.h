@@ -262,7 +262,7 @@ struct ConnectionStats {
   std::uint64_t datagrams_extra_ack = 0;
   std::uint64_t datagrams_sent = 0;
   std::uint64_t ack_timestamps_received = 0;  // ACK_TIMESTAMPED frames applied
-  // ack_decimation_measured: whether this side decimates its ACKs now.
+  // Whether this side decimates its ACKs now (ack_decimation, or measured).
   bool ack_decimating = false;
   // Packets of flow-control credit (with the ACK and control frames) sent
   // past the window and the pacer.

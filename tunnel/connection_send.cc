@@ -73,7 +73,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   }
   if (ensemble && !member && (!retransmit_streams.empty() ||
                               (backlogged_count > 0 && send_credit.available() > 0))) {
-    ack_share.on_data_held();  // stream data waits for the window or the pacer
+    ack_share.on_data_held();  // stream data waits for the window, the pacer or a join
   }
   if (!eliciting_allowed && !ack_due) {
     if (ensemble) {

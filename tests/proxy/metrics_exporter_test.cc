@@ -170,8 +170,8 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  // egw_info, egw_build_info + 20 gateway + 6 by reason + 3 classification + 21 ensemble (thin-stream copies, small packets, ACK path) + egw_tunnel_cipher + 3 stream
-  EXPECT_EQ(type.size(), 56u);
+  // egw_info, egw_build_info + 20 gateway + 6 by reason + 3 classification + 22 ensemble (thin-stream copies, small packets, ACK path, ACKs decimated) + egw_tunnel_cipher + 3 stream
+  EXPECT_EQ(type.size(), 57u);
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {
