@@ -62,7 +62,7 @@ void ModelLaw::on_ack(ByteCount acked_bytes, const RttInfo& rtt, Instant now,
   if (rtt.srtt > Duration{0}) srtt_ = rtt.srtt;
   if (!competitive_) return;  // the model's window moves with rate samples
   cubic_.on_ack(acked_bytes, rtt, now, competing_flows());
-  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+  take_cubic_window();
   if (state_ == State::probe_bw && phase_ == Phase::down) cwnd_ = std::min(cwnd_, bdp_bytes());
   cwnd_ = std::max(cwnd_, min_cwnd());
 }
@@ -458,7 +458,7 @@ bool ModelLaw::startup_fills_initial_window() const {
 
 void ModelLaw::update_cwnd(ByteCount acked_bytes) {
   if (competitive_) {
-    cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+    take_cubic_window();
     if (state_ == State::probe_bw && phase_ == Phase::down) {
       cwnd_ = std::max(std::min(cwnd_, bdp_bytes()), min_cwnd());
     }

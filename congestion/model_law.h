@@ -216,6 +216,8 @@ class ModelLaw final : public WindowLaw {
   double mss() const { return static_cast<double>(params_.max_datagram_bytes); }
   bool have_model() const { return bw_bytes_per_s() > 0 && min_rtt_.has_value(); }
   ByteCount min_cwnd() const { return kMinCwndPackets * params_.max_datagram_bytes; }
+  // Competing (or leaving it), the window is the embedded CUBIC's.
+  void take_cubic_window() { cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd()); }
   std::uint32_t competing_flows() const { return std::max(n_flows_, kMinCompetingFlows); }
   void update_bw(const RateSample& rs);
   void update_min_rtt(const RateSample& rs, Instant now);

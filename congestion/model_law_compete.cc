@@ -41,7 +41,7 @@ void ModelLaw::enter_competitive() {
   // gave the next 3 s to the model (0.31x one CUBIC flow in the lab).
   cycle_drains_ = false;
   cubic_.set_state(cwnd_, kInfiniteSsthresh);
-  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+  take_cubic_window();
 }
 
 // Competing, the window is CUBIC's. Its slow start goes by the ACK clock,
@@ -72,13 +72,13 @@ void ModelLaw::on_congestion_event(Instant now, std::uint32_t /*n_flows*/) {
 void ModelLaw::on_congestion_events(Instant now, std::uint32_t /*n_flows*/, std::uint32_t count) {
   if (!competitive_) return;
   cubic_.on_congestion_events(now, competing_flows(), count);
-  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+  take_cubic_window();
 }
 
 void ModelLaw::on_random_loss_events(Instant now, std::uint32_t /*n_flows*/, std::uint32_t count) {
   if (!competitive_) return;
   cubic_.on_random_loss_events(now, competing_flows(), count);
-  cwnd_ = std::max(cubic_.cwnd_bytes(), min_cwnd());
+  take_cubic_window();
 }
 
 }  // namespace egw::congestion

@@ -195,6 +195,11 @@ struct Connection::Impl {
   Duration ensemble_linger(const congestion::EnsembleStats& es) const;
   bool control_pending() const;
   bool credit_pending() const;
+  // Stream data that only the window, the pacer or a join keeps from going:
+  // lost data to resend, or new data the peer's connection credit allows.
+  bool stream_data_waiting() const {
+    return !retransmit_streams.empty() || (backlogged_count > 0 && send_credit.available() > 0);
+  }
   void mark_control(Stream& s);
   // A MAX_STREAM_DATA for `s` is due (marks it urgent, see credit_pending).
   void mark_credit(Stream& s);

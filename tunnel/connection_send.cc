@@ -71,15 +71,10 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
     eliciting_allowed = true;
     ++stats.credit_packets_past_window;
   }
-  if (ensemble && !member && (!retransmit_streams.empty() ||
-                              (backlogged_count > 0 && send_credit.available() > 0))) {
-    ack_share.on_data_held();  // stream data waits for the window, the pacer or a join
-  }
+  if (ensemble && !member && stream_data_waiting()) ack_share.on_data_held();
   if (!eliciting_allowed && !ack_due) {
     if (ensemble) {
-      const bool want = control_pending() || !retransmit_streams.empty() ||
-                        backlogged_flow_count > 0 ||
-                        (backlogged_count > 0 && send_credit.available() > 0);
+      const bool want = control_pending() || backlogged_flow_count > 0 || stream_data_waiting();
       if (want) pacing_release = ensemble->next_pacing_release(now);
     }
     return std::nullopt;

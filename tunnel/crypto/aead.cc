@@ -9,6 +9,7 @@
 #include <openssl/params.h>
 #include <openssl/provider.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -114,6 +115,13 @@ const unsigned char* bytes(std::span<const std::byte> s) {
 }
 unsigned char* bytes(std::span<std::byte> s) { return reinterpret_cast<unsigned char*>(s.data()); }
 
+// The packet's last 16 bytes as the provider's tag parameter (get or set).
+std::array<OSSL_PARAM, 2> tag_param(std::span<std::byte> packet) {
+  return {OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, bytes(packet.last(AeadKey::kTagBytes)),
+                                            AeadKey::kTagBytes),
+          OSSL_PARAM_construct_end()};
+}
+
 }  // namespace
 
 std::string_view aead_name(Aead aead) {
@@ -208,11 +216,8 @@ void AeadKey::seal_nonce_gather(const std::uint8_t (&nonce)[kNonceBytes],
   encrypt(done, text.data() + done, text.size() - done);
   std::size_t out = 0;
   if (cipher_->final(ctx_, bytes(text) + text.size(), &out, 0) != 1) fail("seal: final");
-  OSSL_PARAM tag[2] = {
-      OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, bytes(packet.last(kTagBytes)),
-                                        kTagBytes),
-      OSSL_PARAM_construct_end()};
-  if (cipher_->get_ctx_params(ctx_, tag) != 1) fail("seal: get tag");
+  auto tag = tag_param(packet);
+  if (cipher_->get_ctx_params(ctx_, tag.data()) != 1) fail("seal: get tag");
 }
 
 bool AeadKey::open_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
@@ -222,11 +227,8 @@ bool AeadKey::open_with_nonce(const std::uint8_t (&nonce)[kNonceBytes],
   if (cipher_->decrypt_init(ctx_, nullptr, 0, nonce, kNonceBytes, nullptr) != 1) fail("open: init IV");
   update(nullptr, bytes(ad), ad.size());
   update(bytes(text), bytes(text), text.size());
-  OSSL_PARAM tag[2] = {
-      OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, bytes(packet.last(kTagBytes)),
-                                        kTagBytes),
-      OSSL_PARAM_construct_end()};
-  if (cipher_->set_ctx_params(ctx_, tag) != 1) fail("open: set tag");
+  const auto tag = tag_param(packet);
+  if (cipher_->set_ctx_params(ctx_, tag.data()) != 1) fail("open: set tag");
   std::size_t out = 0;
   if (cipher_->final(ctx_, bytes(text) + text.size(), &out, 0) != 1) {
     ERR_clear_error();  // a forged packet must not grow the thread's error queue
