@@ -61,7 +61,10 @@ const AppListDetector& AppListDetector::shared() {
 }
 
 AppListDetector::AppListDetector(const HostTable& table, const AppDetector* fallback)
-    : name_(table.name), fallback_(fallback) {
+    : name_(table.name),
+      fallback_(fallback),
+      next_list_(dynamic_cast<const AppListDetector*>(fallback)),
+      after_lists_(next_list_ ? next_list_->after_lists_ : fallback) {
   for (const HostGroup& g : table.groups) {
     AppMatch match{g.application, table.category_of(g.application, g.category)};
     std::string_view hosts = g.hosts;
@@ -86,24 +89,32 @@ AppListDetector::AppListDetector(const HostTable& table, const AppDetector* fall
 }
 
 std::optional<AppMatch> AppListDetector::list_match(std::string_view host) const {
+  if (auto m = specific_match(host, 0)) return m->match;
+  return std::nullopt;
+}
+
+std::optional<AppListDetector::Specific> AppListDetector::specific_match(std::string_view host,
+                                                                         std::size_t longer_than) const {
   // Longest suffix first: "teams.microsoft.com" before "microsoft.com".
-  for (std::size_t at = 0; at < host.size();) {
+  for (std::size_t at = 0; host.size() - at > longer_than;) {
     if (const auto it = suffixes_.find(host.substr(at));
         it != suffixes_.end() && (at == 0 ? !it->second.subdomains_only : !it->second.name_only)) {
-      return it->second.match;
+      return Specific{it->second.match, host.size() - at};
     }
     const std::size_t dot = host.find('.', at);
     if (dot == std::string_view::npos) break;
     at = dot + 1;
   }
   // Label prefixes: "amazon." in "www.amazon.de", one to prefix_labels_max_ labels from each label start.
-  for (std::size_t at = 0; at < host.size();) {
+  for (std::size_t at = 0; host.size() - at > longer_than;) {
     std::size_t end = at;
     for (std::size_t labels = 0; labels < prefix_labels_max_; ++labels) {
       end = host.find('.', end);
       if (end == std::string_view::npos) break;
       ++end;  // the pattern keeps its trailing dot
-      if (const auto it = prefixes_.find(host.substr(at, end - at)); it != prefixes_.end()) return it->second.match;
+      if (const auto it = prefixes_.find(host.substr(at, end - at)); it != prefixes_.end()) {
+        return Specific{it->second.match, host.size() - at};
+      }
     }
     const std::size_t dot = host.find('.', at);
     if (dot == std::string_view::npos) break;
@@ -112,9 +123,18 @@ std::optional<AppMatch> AppListDetector::list_match(std::string_view host) const
   return std::nullopt;
 }
 
+std::optional<AppListDetector::Specific> AppListDetector::chain_match(std::string_view host,
+                                                                      std::size_t longer_than) const {
+  auto own = specific_match(host, longer_than);
+  if (!next_list_) return own;
+  // A later list answers only with a longer name: on a tie the earlier list's stands.
+  auto later = next_list_->chain_match(host, own ? own->suffix_chars : longer_than);
+  return later ? later : own;
+}
+
 std::optional<AppMatch> AppListDetector::by_host(std::string_view host) const {
-  if (auto m = list_match(host)) return m;
-  return fallback_ ? fallback_->by_host(host) : std::nullopt;
+  if (auto m = chain_match(host, 0)) return m->match;
+  return after_lists_ ? after_lists_->by_host(host) : std::nullopt;
 }
 
 std::optional<AppMatch> AppListDetector::by_address(const tunnel::Destination& destination) const {

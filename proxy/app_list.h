@@ -20,8 +20,11 @@
 //   The list names no applications: each of its names is its own.
 //
 // shared() chains them: the newer nDPI list, then the v2fly list, then the
-// UT1 list, then libndpi 4.2. The newer nDPI list first: it is the source the detector has
-// always followed, a name it knows keeps its answer. The v2fly list before
+// UT1 list, then libndpi 4.2. Across the lists, as within one, the most
+// specific name answers (swcdn.apple.com: v2fly's apple-update, not the newer
+// nDPI list's umbrella apple.com); on a tie the earlier list's, and libndpi
+// 4.2 only where no list knows the name. The newer nDPI list first: it is the
+// source the detector has always followed, a name it knows as well as a later list keeps its answer. The v2fly list before
 // libndpi 4.2: 4.2 is an older copy of the first list's source, so a name it
 // knows and the newer list does not is a stale or an umbrella answer (its
 // categories come from nDPI's coarse ones, e.g. Cloud -> bulk), where the
@@ -88,6 +91,14 @@ class AppListDetector final : public AppDetector {
   std::size_t memory_bytes() const;
 
  private:
+  struct Specific {
+    AppMatch match;
+    std::size_t suffix_chars = 0;  // the host's characters from where the pattern matched
+  };
+  // This list's (chain_match: this and the lists after it) most specific
+  // match naming more than `longer_than` characters of the host.
+  std::optional<Specific> specific_match(std::string_view host, std::size_t longer_than) const;
+  std::optional<Specific> chain_match(std::string_view host, std::size_t longer_than) const;
   struct Entry {
     AppMatch match;
     bool subdomains_only = false;  // ".x.com": not x.com itself
@@ -95,6 +106,8 @@ class AppListDetector final : public AppDetector {
   };
   std::string_view name_;
   const AppDetector* fallback_;
+  const AppListDetector* next_list_;  // the fallback when it is a list too
+  const AppDetector* after_lists_;     // the first detector of the chain that is not a list
   std::unordered_map<std::string_view, Entry> suffixes_;  // "zoom.us": the name and names under it
   std::unordered_map<std::string_view, Entry> prefixes_;  // "amazon.": labels at a label start
   std::size_t prefix_labels_max_ = 0;
