@@ -402,7 +402,7 @@ ByteCount Ensemble::packet_bytes_limit(MemberId id, Instant now) const {
   const auto it = m.members.find(id);
   if (it != m.members.end() && it->second.cls == ContentClass::realtime) return full;
   const double rate = m.coupled() ? m.shared->path_rate_bytes_per_s() : m.config.max_rate_bps / 8.0;
-  return m.realtime_packets.limit(rate, full);
+  return m.realtime_packets.limit(rate, full, now);
 }
 
 const AckOutcome& Ensemble::on_ack(std::span<const AckedRange> ranges, Duration ack_delay,

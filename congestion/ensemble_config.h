@@ -86,6 +86,10 @@ struct RealtimePacketsConfig {
   // Full size again this long after the last realtime packet: a codec's
   // silence (Opus DTX: a packet per 400 ms) is not the end of the call.
   Duration hold = ms(2000);
+  // How much earlier than its cadence a realtime packet may come (the
+  // call's jitter on the LAN and in the gateway's turn): a packet may take
+  // the budget plus the time until the next is due, less this.
+  Duration cadence_margin = ms(2);
 };
 
 struct EnsembleConfig {

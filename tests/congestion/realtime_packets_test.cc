@@ -27,11 +27,34 @@ std::unique_ptr<testing::Harness> call_beside_bulk(std::uint64_t max_rate_bps,
 
 TEST(RealtimePackets, SizeFollowsTheRateWithinFloorAndFullSize) {
   RealtimePackets r(RealtimePacketsConfig{});  // 4 ms, floor 576
-  EXPECT_EQ(r.limit(250'000, 1472), 972u);     // 2 Mbit/s: 1,000 B on the wire in 4 ms
-  EXPECT_EQ(r.limit(125'000, 1472), 576u);     // 1 Mbit/s: 472 would be below the floor
-  EXPECT_EQ(r.limit(2'500'000, 1472), 1472u);  // 20 Mbit/s: a full packet is 0.6 ms
-  EXPECT_EQ(r.limit(0, 1472), 1472u);          // no rate known: nothing to go by
-  EXPECT_EQ(r.limit(125'000, 500), 500u);      // never above the size in use
+  EXPECT_EQ(r.limit(250'000, 1472, Instant{}), 972u);     // 2 Mbit/s: 1,000 B on the wire in 4 ms
+  EXPECT_EQ(r.limit(125'000, 1472, Instant{}), 576u);     // 1 Mbit/s: 472 would be below the floor
+  EXPECT_EQ(r.limit(2'500'000, 1472, Instant{}), 1472u);  // 20 Mbit/s: a full packet is 0.6 ms
+  EXPECT_EQ(r.limit(0, 1472, Instant{}), 1472u);          // no rate known: nothing to go by
+  EXPECT_EQ(r.limit(125'000, 500, Instant{}), 500u);      // never above the size in use
+}
+
+// A 20 ms call on a 1 Mbit/s path: once its cadence is known, a packet built
+// right after a call datagram may take the budget plus the time until the
+// next is due (less the 2 ms margin); the shortest gap counts, so a second
+// call, a silence or a burst only shrink the packets again.
+TEST(RealtimePackets, SizeFollowsTheCallsCadence) {
+  RealtimePackets r(RealtimePacketsConfig{});  // 4 ms, floor 576, margin 2 ms
+  Instant t = instant_at(ms(1000));
+  for (std::size_t i = 0; i < RealtimePackets::kGaps; ++i, t += ms(20)) r.on_realtime_sent(t);
+  EXPECT_FALSE(r.cadence().has_value());  // 7 gaps: not yet
+  r.on_realtime_sent(t);
+  ASSERT_TRUE(r.cadence().has_value());
+  EXPECT_EQ(*r.cadence(), ms(20));
+  EXPECT_EQ(r.limit(125'000, 1472, t), 1472u);            // 22 ms of wire time: a full packet
+  EXPECT_EQ(r.limit(125'000, 1472, t + ms(12)), 1222u);   // 10 ms: 1,250 B on the wire
+  EXPECT_EQ(r.limit(125'000, 1472, t + ms(17)), 597u);    // 5 ms
+  EXPECT_EQ(r.limit(125'000, 1472, t + ms(19)), 576u);    // past the due time: the budget alone
+  EXPECT_EQ(r.limit(125'000, 1472, t + ms(40)), 576u);    // the call is late: the budget alone
+  r.on_realtime_sent(t + ms(23));
+  r.on_realtime_sent(t + ms(26));  // a second call 3 ms after the first
+  EXPECT_EQ(*r.cadence(), ms(3));
+  EXPECT_EQ(r.limit(125'000, 1472, t + ms(26)), 597u);  // 4 + 1 ms
 }
 
 TEST(RealtimePackets, ActiveFromTheFirstRealtimePacketUntilTheHoldEnds) {

@@ -110,6 +110,14 @@ class ConnectionPair {
   void set_path_mtu(std::size_t bytes) { path_mtu_ = bytes; }
   std::size_t largest_delivered(bool from_client) const { return largest_[from_client ? 1 : 0]; }
   // The size of every datagram sent from one side, in send order.
+  // When each datagram left, and whether it carried a flow's datagram (a
+  // DATAGRAM frame): for a bottleneck replayed after the fact.
+  struct Sent {
+    Instant at;
+    std::size_t bytes = 0;
+    bool flow_datagram = false;
+  };
+  const std::vector<Sent>& datagrams_sent(bool from_client) const { return log_[from_client ? 1 : 0]; }
   const std::vector<std::size_t>& datagram_sizes(bool from_client) const {
     return sizes_[from_client ? 1 : 0];
   }
@@ -206,10 +214,11 @@ class ConnectionPair {
     while (auto t = c.poll_transmit(now_, transmit_buffer_)) {
       std::vector<std::byte> bytes(transmit_buffer_.begin(),
                                    transmit_buffer_.begin() + static_cast<std::ptrdiff_t>(t->bytes));
-      check_one_stream_per_packet(bytes);
+      const bool flow_datagram = check_one_stream_per_packet(bytes);
       if (t->low_priority) ++low_priority_;
       const std::size_t index = sent_[from_client ? 1 : 0]++;
       sizes_[from_client ? 1 : 0].push_back(bytes.size());
+      log_[from_client ? 1 : 0].push_back(Sent{now_, bytes.size(), flow_datagram});
       Duration extra{0};
       int copies = filter_ ? filter_(from_client, index, &extra) : 1;
       if (path_mtu_ != 0 && bytes.size() > path_mtu_) copies = 0;
@@ -224,14 +233,19 @@ class ConnectionPair {
     }
   }
 
-  static void check_one_stream_per_packet(std::vector<std::byte> datagram) {
+  // Whether the packet carries a flow's datagram.
+  static bool check_one_stream_per_packet(std::vector<std::byte> datagram) {
     TestProtection p(kKey);
     auto opened = open_packet(p, datagram);
-    ASSERT_TRUE(opened);
+    EXPECT_TRUE(opened);
+    if (!opened) return false;
     auto frames = parse_frames(opened->payload);
-    ASSERT_TRUE(frames);
+    EXPECT_TRUE(frames);
+    if (!frames) return false;
     std::optional<StreamId> stream;
+    bool flow_datagram = false;
     for (const Frame& f : *frames) {
+      flow_datagram |= std::holds_alternative<DatagramFrame>(f);
       if (auto* s = std::get_if<StreamFrame>(&f)) {
         if (stream) {
           EXPECT_EQ(*stream, s->stream_id) << "two streams in one packet";
@@ -239,6 +253,7 @@ class ConnectionPair {
         stream = s->stream_id;
       }
     }
+    return flow_datagram;
   }
 
   Options options_;
@@ -256,6 +271,7 @@ class ConnectionPair {
   std::size_t path_mtu_ = 0;
   std::size_t largest_[2] = {0, 0};
   std::vector<std::size_t> sizes_[2];
+  std::vector<Sent> log_[2];
 };
 
 }  // namespace egw::tunnel::testing
