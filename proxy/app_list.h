@@ -24,11 +24,12 @@
 // specific name answers (swcdn.apple.com: v2fly's apple-update, not the newer
 // nDPI list's umbrella apple.com); on a tie the earlier list's, and libndpi
 // 4.2 only where no list knows the name. The newer nDPI list first: it is the
-// source the detector has always followed, a name it knows as well as a later list keeps its answer. The v2fly list before
-// libndpi 4.2: 4.2 is an older copy of the first list's source, so a name it
-// knows and the newer list does not is a stale or an umbrella answer (its
-// categories come from nDPI's coarse ones, e.g. Cloud -> bulk), where the
-// v2fly list's answer is a per-service judgement on a current list. The UT1
+// source the detector has always followed, a name it knows as precisely as a
+// later list keeps its answer. The v2fly list before libndpi 4.2: 4.2 is an
+// older copy of the first list's source, so a name it knows and the newer
+// list does not is a stale or an umbrella answer (its categories come from
+// nDPI's coarse ones, e.g. Cloud -> bulk), where the v2fly list's answer is a
+// per-service judgement on a current list. The UT1
 // list after v2fly's: it judges sites for filtering, per category, where the
 // lists before it judge applications; before libndpi 4.2 for the same reason
 // as v2fly's. by_address is libndpi 4.2's (the lists have no addresses).

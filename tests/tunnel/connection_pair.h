@@ -109,7 +109,6 @@ class ConnectionPair {
   // The path drops datagrams larger than this (0: no limit); may change mid-run.
   void set_path_mtu(std::size_t bytes) { path_mtu_ = bytes; }
   std::size_t largest_delivered(bool from_client) const { return largest_[from_client ? 1 : 0]; }
-  // The size of every datagram sent from one side, in send order.
   // When each datagram left, and whether it carried a flow's datagram (a
   // DATAGRAM frame): for a bottleneck replayed after the fact.
   struct Sent {
@@ -118,6 +117,7 @@ class ConnectionPair {
     bool flow_datagram = false;
   };
   const std::vector<Sent>& datagrams_sent(bool from_client) const { return log_[from_client ? 1 : 0]; }
+  // The size of every datagram sent from one side, in send order.
   const std::vector<std::size_t>& datagram_sizes(bool from_client) const {
     return sizes_[from_client ? 1 : 0];
   }
