@@ -116,11 +116,8 @@ class ConnectionPair {
     std::size_t bytes = 0;
     bool flow_datagram = false;
   };
+  // Every datagram sent from one side, in send order.
   const std::vector<Sent>& datagrams_sent(bool from_client) const { return log_[from_client ? 1 : 0]; }
-  // The size of every datagram sent from one side, in send order.
-  const std::vector<std::size_t>& datagram_sizes(bool from_client) const {
-    return sizes_[from_client ? 1 : 0];
-  }
   std::size_t sent_from_client() const { return sent_[1]; }
   std::size_t sent_from_hub() const { return sent_[0]; }
   std::size_t low_priority_datagrams() const { return low_priority_; }
@@ -217,7 +214,6 @@ class ConnectionPair {
       const bool flow_datagram = check_one_stream_per_packet(bytes);
       if (t->low_priority) ++low_priority_;
       const std::size_t index = sent_[from_client ? 1 : 0]++;
-      sizes_[from_client ? 1 : 0].push_back(bytes.size());
       log_[from_client ? 1 : 0].push_back(Sent{now_, bytes.size(), flow_datagram});
       Duration extra{0};
       int copies = filter_ ? filter_(from_client, index, &extra) : 1;
@@ -270,7 +266,6 @@ class ConnectionPair {
   std::vector<std::byte> transmit_buffer_ = std::vector<std::byte>(64 * 1024);
   std::size_t path_mtu_ = 0;
   std::size_t largest_[2] = {0, 0};
-  std::vector<std::size_t> sizes_[2];
   std::vector<Sent> log_[2];
 };
 

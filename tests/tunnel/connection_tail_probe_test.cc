@@ -45,9 +45,9 @@ TailLossRun run(std::uint32_t tail_probes, std::optional<std::size_t> drop) {
   EXPECT_EQ(pair.hub_app().in[id2].data, next);
   r.completed = pair.now() - start;
   r.client = pair.client().stats();
-  const auto& sizes = pair.datagram_sizes(/*from_client=*/true);
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] > 100) r.last_data_datagram = i;  // ACK-only datagrams are ~40 bytes
+  const auto& sent = pair.datagrams_sent(/*from_client=*/true);
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    if (sent[i].bytes > 100) r.last_data_datagram = i;  // ACK-only datagrams are ~40 bytes
   }
   return r;
 }
@@ -82,7 +82,7 @@ TEST(ConnectionTailProbe, TheProbeOfALostRequestCarriesItsOpen) {
   auto options = ConnectionPair::default_options();
   options.one_way_delay = ms(50);
   ConnectionPair pair(options);
-  const std::size_t first = pair.datagram_sizes(/*from_client=*/true).size();
+  const std::size_t first = pair.datagrams_sent(/*from_client=*/true).size();
   pair.set_filter([&](bool from_client, std::size_t index, Duration*) {
     return from_client && index == first ? 0 : 1;
   });

@@ -493,10 +493,12 @@ TEST(Connection, PathMtuBlackHoleFallsBackToTheBase) {
 // The sizes of the datagrams the client sends in the next `d` (a first
 // flight: shorter than the 20 ms round trip, so no ack can clock out more).
 std::vector<std::size_t> client_sends_within(ConnectionPair& pair, Duration d) {
-  const std::size_t before = pair.datagram_sizes(true).size();
+  const std::size_t before = pair.datagrams_sent(true).size();
   pair.run_for(d);
-  const std::vector<std::size_t>& sizes = pair.datagram_sizes(true);
-  return {sizes.begin() + static_cast<std::ptrdiff_t>(before), sizes.end()};
+  const auto& sent = pair.datagrams_sent(true);
+  std::vector<std::size_t> sizes;
+  for (std::size_t i = before; i < sent.size(); ++i) sizes.push_back(sent[i].bytes);
+  return sizes;
 }
 
 const std::vector<std::size_t> kTenFullSize(10, 1472);

@@ -37,7 +37,7 @@ ThinRun run(std::uint32_t copy_loss_ppm, bool lossy_path, bool drop_request) {
   pair.set_filter([&](bool from_client, std::size_t index, Duration*) {
     if (!from_client) return 1;
     if (upload_phase) return lossy_path && index % 40 == 39 ? 0 : 1;
-    const bool carries_data = pair.datagram_sizes(true).back() > 100;  // ACK-only: ~40 bytes
+    const bool carries_data = pair.datagrams_sent(true).back().bytes > 100;  // ACK-only: ~40 bytes
     if (drop_request && !request_dropped && request_from && index >= *request_from && carries_data) {
       request_dropped = true;
       return 0;
@@ -52,7 +52,7 @@ ThinRun run(std::uint32_t copy_loss_ppm, bool lossy_path, bool drop_request) {
   upload_phase = false;
   pair.run_until([] { return false; }, ms(200));
 
-  request_from = pair.datagram_sizes(true).size();
+  request_from = pair.datagrams_sent(true).size();
   const Instant written = pair.now();
   const auto request = pattern(200, 2);
   const auto id = *pair.client().open_stream(destination_at(3, 80), ContentClass::script, pair.now());

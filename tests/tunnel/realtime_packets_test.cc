@@ -43,9 +43,9 @@ Duration longest_call_wait(const std::vector<ConnectionPair::Sent>& sent, std::s
   return longest;
 }
 
-std::size_t largest(const std::vector<std::size_t>& sizes, std::size_t from, std::size_t to) {
+std::size_t largest(const std::vector<ConnectionPair::Sent>& sent, std::size_t from, std::size_t to) {
   std::size_t m = 0;
-  for (std::size_t i = from; i < to && i < sizes.size(); ++i) m = std::max(m, sizes[i]);
+  for (std::size_t i = from; i < to && i < sent.size(); ++i) m = std::max(m, sent[i].bytes);
   return m;
 }
 
@@ -61,25 +61,25 @@ Phases upload_beside_call(std::uint64_t max_rate_bps) {
   pair.client_app().send(upload, pattern(8 << 20, 1), true);
   pair.run_for(ms(1000));
   Phases p;
-  const auto& sizes = pair.datagram_sizes(true);
-  p.before = largest(sizes, 0, sizes.size());
+  const auto& sent = pair.datagrams_sent(true);
+  p.before = largest(sent, 0, sent.size());
   const auto flow = pair.client().open_flow(destination_at(7, 3478), ContentClass::realtime, pair.now());
   pair.client().send_datagram(*flow, pattern(200, 2), pair.now());
   pair.step();  // the call's first datagram leaves; what follows it is judged
-  const std::size_t call_from = sizes.size();
+  const std::size_t call_from = sent.size();
   const std::size_t upload_from = pair.hub_app().in[upload].data.size();
   for (int i = 1; i < 50; ++i) {
     pair.client().send_datagram(*flow, pattern(200, 2), pair.now());
     pair.run_for(ms(20));
   }
-  const std::size_t call_to = sizes.size();
-  p.during = largest(sizes, call_from, call_to);
-  p.call_wait_max = longest_call_wait(pair.datagrams_sent(true), call_from, static_cast<double>(max_rate_bps));
+  const std::size_t call_to = sent.size();
+  p.during = largest(sent, call_from, call_to);
+  p.call_wait_max = longest_call_wait(sent, call_from, static_cast<double>(max_rate_bps));
   p.upload_during_call = pair.hub_app().in[upload].data.size() - upload_from;
   pair.run_for(ms(2100));  // the hold (2 s) ends
-  const std::size_t after_from = sizes.size();
+  const std::size_t after_from = sent.size();
   pair.run_for(ms(300));
-  p.after = largest(sizes, after_from, sizes.size());
+  p.after = largest(sent, after_from, sent.size());
   for (const ConnectionEvent& e : pair.hub_app().events) p.call_delivered += std::holds_alternative<DatagramReceived>(e);
   p.small_packets = pair.client().stats().small_packets_sent;
   return p;
