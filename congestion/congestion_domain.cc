@@ -258,7 +258,7 @@ bool CongestionDomain::on_sent(const SentPacket& packet) {
   SentPacket tracked = packet;
   tracked.delivery = rate_sampler_.on_packet_sent(sent_.bytes_in_flight(), now);
   tracked.sent_in_flight_bytes = static_cast<std::uint32_t>(
-      std::min<ByteCount>(sent_.bytes_in_flight() + packet.bytes, 0x7fff'ffff));
+      std::min<ByteCount>(sent_.bytes_in_flight() + packet.bytes, 0x3fff'ffff));
   sent_.on_sent(tracked);
   recovery_send_pending_ = false;
   probe_pending_ = false;

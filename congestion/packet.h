@@ -36,11 +36,14 @@ struct SentPacket {
   ByteCount bytes = 0;  // whole datagram
   Instant sent_time{};
   bool ack_eliciting : 1 = true;  // ACK-only packets are not tracked as in flight
+  // Sent on the tunnel's urgent lane: the receiver may take it before
+  // packets sent earlier (congestion/sent_packets.h counts the lanes apart).
+  bool urgent : 1 = false;
   // The flight it joined, itself included (BBR's tx_in_flight; at most
-  // 2 GiB): what a loss of this packet says was too much. Set by the
+  // 1 GiB): what a loss of this packet says was too much. Set by the
   // congestion domain. Packed beside the flag: every packet in flight and
   // every idle stream's share of the history pay for this struct.
-  std::uint32_t sent_in_flight_bytes : 31 = 0;
+  std::uint32_t sent_in_flight_bytes : 30 = 0;
   DeliverySnapshot delivery{};  // the congestion layer's, not the tunnel's
 };
 

@@ -4,12 +4,18 @@
 
 namespace egw::congestion {
 
+namespace {
+constexpr std::uint32_t kLaneMask = 0x7fff'ffff;  // Entry::lane_position's 31 bits
+}  // namespace
+
 SentPackets::SentPackets(const LossDetectionConfig& config) : config_(config) {}
 
 bool SentPackets::on_sent(const SentPacket& packet) {
   if (largest_sent_ && packet.number <= *largest_sent_) return false;
   largest_sent_ = packet.number;
-  packets_.push_back(Entry{packet, next_position_++, 0});
+  Entry e{packet, next_position_++, 0, 0};
+  if (!packet.urgent) e.lane_position = next_lane_position_++ & kLaneMask;
+  packets_.push_back(e);
   ++outstanding_;
   bytes_in_flight_ += packet.bytes;
   return true;
@@ -42,6 +48,7 @@ void SentPackets::pop_tombstones() {
 void SentPackets::on_ack(std::span<const AckedRange> ranges, Instant now, AckResult& out) {
   const std::size_t first_new = out.acked.size();
   const Entry* largest_new = nullptr;  // the largest newly acknowledged
+  const Entry* largest_new_ordinary = nullptr;  // ... of the ordinary lane
   // ACK frames list their ranges largest first: walked from the back, the
   // appended packets come out in send order and need no sort.
   const bool descending = ranges.size() > 1 && ranges.front().largest > ranges.back().largest;
@@ -53,6 +60,9 @@ void SentPackets::on_ack(std::span<const AckedRange> ranges, Instant now, AckRes
       Entry& e = packets_[i];
       if (e.removed) continue;
       if (!largest_new || e.packet.number > largest_new->packet.number) largest_new = &e;
+      if (!e.packet.urgent && (!largest_new_ordinary || e.packet.number > largest_new_ordinary->packet.number)) {
+        largest_new_ordinary = &e;
+      }
       out.acked.push_back(e.packet);
       remove(e);
     }
@@ -67,6 +77,11 @@ void SentPackets::on_ack(std::span<const AckedRange> ranges, Instant now, AckRes
     largest_acked_position_ = largest_new->position;
     // RFC 9002 5.1: a sample only when the largest acknowledged is new.
     out.rtt_sample = now - largest_new->packet.sent_time;
+  }
+  if (largest_new_ordinary &&
+      (!largest_acked_ordinary_ || largest_new_ordinary->packet.number > *largest_acked_ordinary_)) {
+    largest_acked_ordinary_ = largest_new_ordinary->packet.number;
+    largest_acked_lane_position_ = largest_new_ordinary->lane_position;
   }
   pop_tombstones();  // after the last use of largest_new (it points into the ring)
 }
@@ -90,7 +105,15 @@ void SentPackets::detect_lost(Instant now, Duration rtt_for_threshold,
        ++i) {
     Entry& e = packets_[i];
     if (e.removed) continue;
-    const bool by_count = largest_acked_position_ >= e.position + config_.packet_threshold;
+    // An ordinary packet counts only its own lane's later packets (see the top).
+    bool by_count = false;
+    if (e.packet.urgent) {
+      by_count = std::uint32_t(largest_acked_position_ - e.position) >= config_.packet_threshold;
+    } else if (largest_acked_ordinary_ && e.packet.number < *largest_acked_ordinary_) {
+      by_count = ((largest_acked_lane_position_ - e.lane_position) & kLaneMask) >= config_.packet_threshold;
+    } else {
+      continue;  // not behind its lane's largest acknowledged: only the PTO finds it
+    }
     const bool by_time = e.packet.sent_time <= lost_send_time;
     if (by_count || by_time) {
       lost.push_back(e.packet);

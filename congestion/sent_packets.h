@@ -16,6 +16,14 @@
 // they reach the front. No allocation per packet once the ring has grown to
 // the largest flight; results are appended to caller-owned vectors.
 //
+// Two lanes (issue 22): a packet sent on the tunnel's urgent lane
+// (SentPacket::urgent) may be taken by the receiver before the packets sent
+// ahead of it, so its acknowledgement says nothing about them: a packet of
+// the ordinary lane is lost only by the ordinary lane's largest
+// acknowledged packet and the ones sent before it. An urgent packet is
+// overtaken by nothing, so any later packet acknowledged counts against it.
+// Without urgent packets this is RFC 9002 as above.
+//
 // Packet numbers must increase in send order (RFC 9000 12.3: never reused).
 // The packet threshold counts positions in this list, not packet numbers, so
 // a list that holds one member's packets only (coupling `none`) is advanced
@@ -82,10 +90,13 @@ class SentPackets {
  private:
   // 8 bytes beside the packet: the ring is held per packet in flight (and
   // counted in the idle-stream memory budget, tests/alloc).
+  // Positions are modulo 2^32 and 2^31: only differences within the list
+  // in flight are taken.
   struct Entry {
     SentPacket packet;
-    std::uint64_t position : 63 = 0;  // index in this list's send order
-    std::uint64_t removed : 1 = 0;    // acknowledged or lost: a tombstone
+    std::uint32_t position = 0;           // index in this list's send order
+    std::uint32_t lane_position : 31 = 0;  // ... among the ordinary lane's (not urgent)
+    std::uint32_t removed : 1 = 0;         // acknowledged or lost: a tombstone
   };
   // Index of the first entry whose number is >= `number`.
   std::size_t lower_bound(PacketNumber number) const;
@@ -95,11 +106,15 @@ class SentPackets {
   LossDetectionConfig config_;
   RingDeque<Entry> packets_;
   std::size_t outstanding_ = 0;
-  std::uint64_t next_position_ = 0;
+  std::uint32_t next_position_ = 0;
+  std::uint32_t next_lane_position_ = 0;
   ByteCount bytes_in_flight_ = 0;
   std::optional<PacketNumber> largest_sent_;
   std::optional<PacketNumber> largest_acked_;
-  std::uint64_t largest_acked_position_ = 0;
+  std::uint32_t largest_acked_position_ = 0;
+  // The ordinary lane's largest acknowledged packet and its lane position.
+  std::optional<PacketNumber> largest_acked_ordinary_;
+  std::uint32_t largest_acked_lane_position_ = 0;
   std::optional<Instant> loss_time_;
 };
 

@@ -150,6 +150,10 @@ void Gateway::start() {
     accept_next();
   }
   start_udp();
+  if (!tunnel_->urgent_lane()) {
+    spdlog::warn("urgent lane off ({}): requests and ACKs queue with bulk datagrams in one socket",
+                 tunnel_->urgent_lane_error());
+  }
   tunnel_->start();
   spdlog::info("{} gateway started: tunnel on UDP {}{}", config_.is_hub ? "hub" : "branch",
                [&] { std::ostringstream o; o << tunnel_->local_endpoint(); return o.str(); }(),

@@ -66,6 +66,7 @@ GatewaySnapshot Gateway::snapshot() const {
     e.random_loss_rounds = totals.random_loss_rounds;
     e.tail_probes = totals.tail_probes;
     e.small_packets_sent = totals.small_packets_sent;
+    e.urgent_packets_sent = totals.urgent_packets_sent;
     e.rtos = totals.rtos;
     e.stream_bytes_retransmitted = totals.stream_bytes_retransmitted;
     e.thin_stream_copies = totals.thin_stream_copies;

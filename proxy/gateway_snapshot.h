@@ -79,6 +79,7 @@ struct EnsembleSnapshot {
   std::uint64_t random_loss_rounds = 0;  // of loss_rounds: the lighter cut (`random_loss: veno`)
   std::uint64_t tail_probes = 0;         // silent tails probed (no window change)
   std::uint64_t small_packets_sent = 0;  // stream packets built small while a call ran on a slow path
+  std::uint64_t urgent_packets_sent = 0;  // on the tunnel's urgent lane
   std::uint64_t rtos = 0;                // retransmission timeouts (window to one packet)
   std::uint64_t stream_bytes_retransmitted = 0;
   std::uint64_t thin_stream_copies = 0;  // a thin stream's tail sent twice on a lossy path

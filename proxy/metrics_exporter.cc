@@ -101,6 +101,10 @@ constexpr EnsembleMetric kEnsembleMetrics[] = {
      "Packets of stream data built smaller than the path allows because a call (a realtime member) was "
      "sending on a slow path.",
      kCounter, [](const EnsembleSnapshot& e) { return double(e.small_packets_sent); }},
+    {"egw_ensemble_urgent_packets_sent_total",
+     "Packets sent on the tunnel's urgent lane (requests on idle streams, ACKs, credit, calls), which the "
+     "peer takes ahead of the bulk datagrams queued in its socket.",
+     kCounter, [](const EnsembleSnapshot& e) { return double(e.urgent_packets_sent); }},
     {"egw_ensemble_timeouts_total",
      "Retransmission timeouts: everything in flight declared lost, the window back to one packet.",
      kCounter, [](const EnsembleSnapshot& e) { return double(e.rtos); }},

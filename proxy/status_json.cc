@@ -118,6 +118,7 @@ std::string ensemble(const EnsembleSnapshot& e) {
       .add("random_loss_rounds", num(e.random_loss_rounds))
       .add("tail_probes", num(e.tail_probes))
       .add("small_packets_sent", num(e.small_packets_sent))
+      .add("urgent_packets_sent", num(e.urgent_packets_sent))
       .add("timeouts", num(e.rtos))
       .add("stream_bytes_retransmitted", num(e.stream_bytes_retransmitted))
       .add("thin_stream_copies", num(e.thin_stream_copies))

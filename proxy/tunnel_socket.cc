@@ -1,5 +1,6 @@
 #include "proxy/tunnel_socket.h"
 
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <sys/socket.h>
@@ -7,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <unordered_map>
+
+#include "tunnel/packet_header.h"
 
 namespace egw::proxy {
 
@@ -28,6 +31,11 @@ constexpr int kMaxBatchesPerWakeup = 16;
 // ms but 8 streams 20-35 % slower (BENCHMARKS.md, session 36). quinn
 // yields after 20.
 constexpr std::size_t kDatagramsPerTurn = 16;
+// The urgent lane's socket is read before each receive batch and again
+// after this many of the batch's datagrams were opened: an urgent datagram
+// waits for at most ~16 others plus a message (a GRO run) instead of the
+// whole queue; the empty check is one system call.
+constexpr std::size_t kUrgentCheckDatagrams = 64;
 
 void set_buffer(int fd, int option, int force_option, int bytes) {
   // As root, *BUFFORCE passes net.core.{r,w}mem_max; otherwise the capped size.
@@ -71,8 +79,10 @@ struct TunnelSocket::Peer final : SessionHandler, tunnel::TransmitSink, tunnel::
   }
 
   // TransmitSink: into the batch, from the address the peer last wrote to.
+  // An urgent datagram never shares a GSO run with others, so the peer's
+  // kernel can steer it (a run is steered as its first datagram).
   void transmit(std::span<const std::byte> datagram, bool /*low_priority*/) override {
-    owner.queue(session.address(), local, datagram);
+    owner.queue(session.address(), local, datagram, tunnel::is_urgent_datagram(datagram));
   }
   // The packet is sealed in the batch itself (no copy).
   std::span<std::byte> next_buffer() override { return owner.next_slot(); }
@@ -152,7 +162,8 @@ TunnelSocket::TunnelSocket(asio::io_context& io, const tunnel::session::Endpoint
                            const udp::endpoint& local, congestion::TemporalCache* cache,
                            std::unique_ptr<tunnel::session::TimestampStore> timestamps)
     : io_(io),
-      socket_(io, local),
+      socket_(io),
+      urgent_socket_(io),
       origin_(std::chrono::steady_clock::now()),
       timestamps_(std::move(timestamps)),
       endpoint_(
@@ -168,6 +179,7 @@ TunnelSocket::TunnelSocket(asio::io_context& io, const tunnel::session::Endpoint
           cache, Instant{}),
       batch_(std::make_unique<UdpBatch>()) {
   family_ = local.protocol().family();
+  bind_sockets(local);
   socket_.non_blocking(true);
   const int fd = socket_.native_handle();
   set_buffer(fd, SO_RCVBUF, SO_RCVBUFFORCE, 8 << 20);
@@ -185,6 +197,15 @@ TunnelSocket::TunnelSocket(asio::io_context& io, const tunnel::session::Endpoint
   // A hub bound to every address: learn which one each peer writes to. (An
   // initiator's own route chose the source its hub answers, so it keeps it.)
   if (!config.initiator && local.address().is_unspecified()) enable_pktinfo(fd, family_);
+  if (urgent_socket_.is_open()) {
+    urgent_socket_.non_blocking(true);
+    const int ufd = urgent_socket_.native_handle();
+    set_buffer(ufd, SO_RCVBUF, SO_RCVBUFFORCE, 1 << 20);
+    // GRO here too: a run of ACKs arrives as one buffer, as on the first socket.
+    setsockopt(ufd, SOL_UDP, UDP_GRO, &on, sizeof on);
+    if (!config.initiator && local.address().is_unspecified()) enable_pktinfo(ufd, family_);
+    urgent_batch_ = std::make_unique<UdpBatch>();
+  }
   for (std::size_t i = 0; i < endpoint_.session_count(); ++i) {
     peers_.push_back(std::make_unique<Peer>(*this, endpoint_.session(i)));
     by_session_.emplace(&endpoint_.session(i), peers_.back().get());
@@ -193,6 +214,49 @@ TunnelSocket::TunnelSocket(asio::io_context& io, const tunnel::session::Endpoint
 }
 
 TunnelSocket::~TunnelSocket() = default;
+
+// Binds `local`, and the urgent lane's socket beside it when the kernel
+// steers (see the top). A port another socket holds fails as before
+// ("address in use"): SO_REUSEPORT is set only after a plain bind found
+// the port free, so a second gateway never silently joins the group.
+void TunnelSocket::bind_sockets(const udp::endpoint& local) {
+  if (local.port() != 0) {
+    udp::socket probe(io_, local);  // throws, as the plain bind did
+  }
+  socket_.open(local.protocol());
+  const int on = 1;
+  const bool reuse = setsockopt(socket_.native_handle(), SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) == 0;
+  socket_.bind(local);
+  urgent_lane_error_ = reuse ? open_urgent_lane() : std::string("SO_REUSEPORT: ") + std::strerror(errno);
+}
+
+// The second socket joins the first's SO_REUSEPORT group (index 1) and a
+// classic BPF program picks each datagram's socket by its first byte.
+std::string TunnelSocket::open_urgent_lane() {
+  static constexpr std::uint32_t kUrgentType = static_cast<std::uint8_t>(tunnel::PacketType::data_urgent);
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),  // the UDP payload's first byte (too short: returns 0)
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kUrgentType, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 1),  // the urgent lane's socket
+      BPF_STMT(BPF_RET | BPF_K, 0),  // the first socket
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(code)), code};
+  boost::system::error_code ec;
+  urgent_socket_.open(socket_.local_endpoint().protocol(), ec);
+  if (ec) return "urgent lane socket: " + ec.message();
+  const int on = 1;
+  std::string error;
+  if (setsockopt(urgent_socket_.native_handle(), SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) != 0) {
+    error = std::string("SO_REUSEPORT: ") + std::strerror(errno);
+  } else if (urgent_socket_.bind(socket_.local_endpoint(), ec); ec) {
+    error = "urgent lane bind: " + ec.message();
+  } else if (setsockopt(socket_.native_handle(), SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &program,
+                        sizeof program) != 0) {
+    error = std::string("SO_ATTACH_REUSEPORT_CBPF: ") + std::strerror(errno);
+  }
+  if (!error.empty()) urgent_socket_.close(ec);  // the group is the first socket alone again
+  return error;
+}
 
 Instant TunnelSocket::now() const {
   return Instant(std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - origin_));
@@ -204,6 +268,7 @@ void TunnelSocket::set_handler(std::size_t i, SessionHandler* handler) {
 
 void TunnelSocket::start() {
   receive();
+  if (urgent_socket_.is_open()) receive_urgent();
   for (std::size_t i = 0; i < peers_.size(); ++i) connect(i);
 }
 
@@ -254,9 +319,10 @@ std::span<std::byte> TunnelSocket::next_slot() {
   return batch_->next_slot();
 }
 
-void TunnelSocket::queue(const PeerAddress& to, const LocalAddress& from, std::span<const std::byte> datagram) {
+void TunnelSocket::queue(const PeerAddress& to, const LocalAddress& from, std::span<const std::byte> datagram,
+                         bool urgent) {
   if (batch_->queued() >= UdpBatch::kBatchDatagrams) flush();
-  if (!batch_->add(to, from, family_, datagram)) ++stats_.dropped_send_buffer_full;
+  if (!batch_->add(to, from, family_, datagram, urgent)) ++stats_.dropped_send_buffer_full;
 }
 
 void TunnelSocket::flush() {
@@ -314,42 +380,81 @@ void TunnelSocket::receive() {
   });
 }
 
+void TunnelSocket::receive_urgent() {
+  urgent_socket_.async_wait(udp::socket::wait_read, [this](const boost::system::error_code& ec) {
+    if (ec) return;  // closed
+    for (int round = 0; round < kMaxBatchesPerWakeup; ++round) {
+      if (read_urgent() < static_cast<int>(UdpBatch::kReceiveSlots)) break;
+    }
+    receive_urgent();
+  });
+}
+
+// The first socket's batches, with the urgent lane read before each and
+// within it (at most one urgent batch at a time: a peer that marks all it
+// sends as urgent cannot starve the first socket).
 void TunnelSocket::on_readable() {
-  std::vector<Peer*>& touched = touched_;  // reused: no allocation per wakeup
-  std::array<std::byte, kSlotBytes> reply_buffer;
   for (int round = 0; round < kMaxBatchesPerWakeup; ++round) {
+    read_urgent();
     const int n = batch_->receive(socket_.native_handle());
     if (n == 0) break;
     ++stats_.receive_batches;
-    const Instant t = now();
+    Instant t = now();
+    std::size_t since_check = 0;
     for (int i = 0; i < n; ++i) {
-      if (batch_->truncated(i)) {
-        ++stats_.datagrams_received;
-        ++stats_.dropped_truncated;
-        continue;
-      }
-      const PeerAddress from = from_sockaddr(batch_->sender(i));
-      const LocalAddress to_us = batch_->destination(i);
-      const std::span<std::byte> all = batch_->received(i);
-      const std::size_t segment = batch_->segment_bytes(i);
-      for (std::size_t at = 0; at < all.size(); at += segment) {  // GRO: several datagrams
-        ++stats_.datagrams_received;
-        Session* s = endpoint_.on_datagram(from, all.subspan(at, std::min(segment, all.size() - at)), t);
-        // Cookie replies: from the address the initiation came to.
-        while (auto r = endpoint_.poll_reply(reply_buffer)) {
-          queue(r->to, to_us, std::span(reply_buffer).first(r->bytes));
-        }
-        if (!s) continue;
-        Peer* p = by_session_.at(s);
-        p->learn_local(to_us);
-        if (std::find(touched.begin(), touched.end(), p) == touched.end()) touched.push_back(p);
+      since_check += open_message(*batch_, i, t, touched_);
+      if (since_check >= kUrgentCheckDatagrams && i + 1 < n && urgent_socket_.is_open()) {
+        read_urgent();
+        since_check = 0;
+        t = now();  // the sessions it serviced have seen this time
       }
     }
-    for (Peer* p : touched) after_service(*p, t);
-    touched.clear();
+    for (Peer* p : touched_) after_service(*p, t);
+    touched_.clear();
     flush();
     if (n < static_cast<int>(UdpBatch::kReceiveSlots)) break;
   }
+}
+
+int TunnelSocket::read_urgent() {
+  if (!urgent_socket_.is_open()) return 0;
+  const int n = urgent_batch_->receive(urgent_socket_.native_handle());
+  if (n == 0) return 0;
+  ++stats_.receive_batches;
+  const Instant t = now();
+  for (int i = 0; i < n; ++i) stats_.urgent_datagrams_received += open_message(*urgent_batch_, i, t, urgent_touched_);
+  for (Peer* p : urgent_touched_) after_service(*p, t);
+  urgent_touched_.clear();
+  flush();
+  return n;
+}
+
+std::size_t TunnelSocket::open_message(UdpBatch& from_batch, int i, Instant t, std::vector<Peer*>& touched) {
+  if (from_batch.truncated(i)) {
+    ++stats_.datagrams_received;
+    ++stats_.dropped_truncated;
+    return 1;
+  }
+  std::array<std::byte, kSlotBytes> reply_buffer;
+  const PeerAddress from = from_sockaddr(from_batch.sender(i));
+  const LocalAddress to_us = from_batch.destination(i);
+  const std::span<std::byte> all = from_batch.received(i);
+  const std::size_t segment = from_batch.segment_bytes(i);
+  std::size_t count = 0;
+  for (std::size_t at = 0; at < all.size(); at += segment) {  // GRO: several datagrams
+    ++count;
+    ++stats_.datagrams_received;
+    Session* s = endpoint_.on_datagram(from, all.subspan(at, std::min(segment, all.size() - at)), t);
+    // Cookie replies: from the address the initiation came to.
+    while (auto r = endpoint_.poll_reply(reply_buffer)) {
+      queue(r->to, to_us, std::span(reply_buffer).first(r->bytes));
+    }
+    if (!s) continue;
+    Peer* p = by_session_.at(s);
+    p->learn_local(to_us);
+    if (std::find(touched.begin(), touched.end(), p) == touched.end()) touched.push_back(p);
+  }
+  return count;
 }
 
 }  // namespace egw::proxy

@@ -3,6 +3,14 @@
 //
 //   socket readable  -> recvmmsg() a batch -> endpoint.on_datagram() each ->
 //                       service every session the batch touched
+//   urgent lane      -> a second socket on the same port takes the peer's
+//                       PacketType::data_urgent datagrams (a request, ACKs,
+//                       a call), steered by the kernel (SO_REUSEPORT and a
+//                       classic BPF program on the first byte); it is read
+//                       before each batch of the first and every ~16
+//                       datagrams within one, so they do not wait behind a
+//                       queue of bulk datagrams (issue 22). Without kernel
+//                       support: one socket, as before (urgent_lane_error())
 //   session timer    -> its ConnectionDriver's on_timer()
 //   app wrote/read   -> service(session)
 //   transmits        -> collected per service round, sent with sendmmsg()
@@ -59,6 +67,7 @@ struct TunnelSocketStats {
   std::uint64_t send_blocked = 0;              // waits for a full socket buffer to drain
   std::uint64_t dropped_send_buffer_full = 0;  // past the queue's bound while waiting
   std::uint64_t sources_refused = 0;  // a peer's source address the host no longer has
+  std::uint64_t urgent_datagrams_received = 0;  // of datagrams_received: on the urgent lane's socket
 };
 
 class TunnelSocket {
@@ -84,16 +93,29 @@ class TunnelSocket {
   tunnel::session::Endpoint& endpoint() { return endpoint_; }
   boost::asio::ip::udp::endpoint local_endpoint() const { return socket_.local_endpoint(); }
   int native_handle() { return socket_.native_handle(); }  // tests: socket options
+  // Is the urgent lane's socket open? If not, why (a kernel without
+  // SO_REUSEPORT's BPF steering): one line for the log.
+  bool urgent_lane() const { return urgent_socket_.is_open(); }
+  const std::string& urgent_lane_error() const { return urgent_lane_error_; }
   const TunnelSocketStats& stats() const { return stats_; }
 
  private:
   struct Peer;
 
+  void bind_sockets(const boost::asio::ip::udp::endpoint& local);
+  std::string open_urgent_lane();
   void receive();
   void on_readable();
+  void receive_urgent();
+  // One batch from the urgent lane's socket, opened and serviced at once;
+  // the messages it held.
+  int read_urgent();
+  // Opens the datagrams of message i of `from`; adds the sessions they
+  // concerned to `touched`; returns how many datagrams it held.
+  std::size_t open_message(UdpBatch& from, int i, Instant t, std::vector<Peer*>& touched);
   void after_service(Peer& peer, Instant now);
   void queue(const tunnel::session::PeerAddress& to, const LocalAddress& from,
-             std::span<const std::byte> datagram);
+             std::span<const std::byte> datagram, bool urgent = false);
   void flush();
   std::span<std::byte> next_slot();  // where the next queued datagram goes (UdpBatch::next_slot)
   void wait_writable();
@@ -102,6 +124,8 @@ class TunnelSocket {
 
   boost::asio::io_context& io_;
   boost::asio::ip::udp::socket socket_;
+  boost::asio::ip::udp::socket urgent_socket_;  // closed: no urgent lane
+  std::string urgent_lane_error_;
   std::chrono::steady_clock::time_point origin_;
   std::unique_ptr<tunnel::session::TimestampStore> timestamps_;  // before endpoint_: it uses it
   tunnel::session::Endpoint endpoint_;
@@ -110,6 +134,8 @@ class TunnelSocket {
   std::vector<Peer*> touched_;  // sessions a receive batch concerned (few peers: a vector)
   int family_ = AF_INET;
   std::unique_ptr<UdpBatch> batch_;
+  std::unique_ptr<UdpBatch> urgent_batch_;  // the urgent lane's receive slots
+  std::vector<Peer*> urgent_touched_;
   bool send_blocked_ = false;   // waiting for the socket to be writable
   std::vector<Peer*> deferred_;  // services that wait with it
   TunnelSocketStats stats_;

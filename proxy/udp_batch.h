@@ -67,14 +67,19 @@ class UdpBatch {
   static constexpr std::size_t kQueueDatagrams = 64 * kBatchDatagrams;  // while blocked: 8 MB of slots
   static constexpr std::size_t kReceiveSlots = 16;
 
-  UdpBatch();
+  // receive_slot_bytes: room per received message (UDP GRO's 64 KB, or one
+  // datagram's kSlotBytes on a socket without GRO).
+  explicit UdpBatch(std::size_t receive_slot_bytes = kReceiveSlotBytes);
 
   std::size_t queued() const { return count_; }
   bool empty() const { return count_ == 0; }
   // Queues a datagram; false (not queued) when the queue is at its bound.
   // A datagram written into next_slot() is queued where it lies (no copy).
+  // `urgent`: the tunnel's urgent lane; a GSO run holds one lane's
+  // datagrams only, so that the receiver's kernel, which steers a run by its
+  // first datagram, can take the lanes apart.
   bool add(const tunnel::session::PeerAddress& to, const LocalAddress& from, int family,
-           std::span<const std::byte> datagram);
+           std::span<const std::byte> datagram, bool urgent = false);
   // Where the next datagram would be queued (kSlotBytes), so its packet can
   // be sealed there; empty when the queue is at its bound. Valid until the
   // next add() or send().
@@ -96,7 +101,7 @@ class UdpBatch {
   // Message i: one datagram, or with UDP GRO several of segment_bytes(i)
   // each (the last may be shorter), back to back.
   std::span<std::byte> received(int i) {
-    return {in_.data() + static_cast<std::size_t>(i) * kReceiveSlotBytes, in_msgs_[i].msg_len};
+    return {in_.data() + static_cast<std::size_t>(i) * receive_slot_bytes_, in_msgs_[i].msg_len};
   }
   std::size_t segment_bytes(int i);
   // The local address message i was sent to (known only with enable_pktinfo()).
@@ -109,6 +114,7 @@ class UdpBatch {
   static constexpr std::size_t kMaxGsoBytes = 65'000;  // one IP datagram's worth
   // UDP GRO hands over up to 64 KB of coalesced datagrams per message.
   static constexpr std::size_t kReceiveSlotBytes = 65'536;
+  std::size_t receive_slot_bytes_;
   struct Message {
     tunnel::session::PeerAddress to;
     LocalAddress from;
@@ -117,6 +123,7 @@ class UdpBatch {
     std::size_t segment_bytes = 0;
     std::size_t datagrams = 0;
     bool closed = false;
+    bool urgent = false;
     sockaddr_storage addr{};
     socklen_t addr_len = 0;
     int family = AF_INET;

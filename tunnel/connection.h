@@ -183,6 +183,9 @@ struct ConnectionConfig {
   bool peer_knows_categories = false;
   // The peer set kFlagAckTimestamps: our ACKs carry our clock (frames.h).
   bool peer_reads_ack_timestamps = false;
+  // The peer set kFlagUrgentLane: packets that nothing should queue behind
+  // go as PacketType::data_urgent (connection_send.cc, "The urgent lane").
+  bool peer_reads_urgent_lane = false;
   // scheduler.peer_knows_categories: nullopt (`auto`) takes the handshake's
   // answer; true sends categories regardless; false treats the peer as an
   // older build (no announcement either, so no initiation is dropped).
@@ -293,6 +296,8 @@ struct ConnectionStats {
   // Packets of stream data built below the size in use because a call was
   // running on a slow path (Ensemble::packet_bytes_limit).
   std::uint64_t small_packets_sent = 0;
+  // Packets sent on the urgent lane (PacketType::data_urgent).
+  std::uint64_t urgent_packets_sent = 0;
   // Drained stream buffers kept for reuse (bounded: BufferPool::kMaxBytes).
   std::uint64_t buffer_pool_bytes = 0;
   // Ensembles created so far (one per busy period; temporal sharing links them).

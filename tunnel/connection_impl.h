@@ -239,7 +239,9 @@ struct Connection::Impl {
   std::optional<StreamId> pick_data_member(Instant now);
   // Seals the packet being built (history's back entry): in place, but for
   // the seal_sources, which it consumes.
-  std::size_t seal(std::span<std::byte> buffer, std::size_t frames_bytes);
+  std::size_t seal(std::span<std::byte> buffer, std::size_t frames_bytes, bool urgent = false);
+  // Does the packet go on the urgent lane? (connection_send.cc)
+  bool urgent_packet(const SentEntry& entry, const Flow* flow, bool whole_burst) const;
   void on_packet_acked(PacketNumber number);
   void on_packet_lost(PacketNumber number, Instant now);
   void arm_tail_probe(const congestion::SentPacket& newest, Instant now);

@@ -10,6 +10,20 @@
 // controlled nor tracked by the ensemble (RFC 9002 section 3); their bytes
 // only count against ensemble.max_rate (Ensemble::on_unscheduled_sent).
 //
+// The urgent lane (issue 22). A receiver whose CPU is the bottleneck holds
+// a queue in its socket (on the data-plane bench ~100-150 datagrams behind a
+// bulk transfer), and a request waits behind all of it although none of the
+// bulk's packets needs to go first. Towards a peer that announced it reads
+// the lane (kFlagUrgentLane), some packets go as PacketType::data_urgent,
+// which the peer's socket layer takes ahead of the queue: packets without
+// stream data or datagrams (ACKs, credit, control), a realtime or
+// interactive flow's datagrams, and a stream's packet that holds the whole
+// of a new burst (the stream had nothing unacknowledged and has nothing
+// more to send: a request, a small response, a keystroke). Never a bulk
+// transfer's packets, nor retransmissions. The network keeps both lanes in
+// one order as before; only the receiver reorders, so loss detection counts
+// a lane's packets apart (congestion/sent_packets.h).
+//
 // Acknowledgements and credit never wait behind data (issue 20 item 4): a
 // due ACK goes at once, alone if no data may go; and flow-control credit
 // (MAX_DATA, MAX_STREAM_DATA, MAX_STREAMS) goes past the window and the
@@ -96,6 +110,7 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
   seal_source_count = 0;
   if (next_packet_number == next_skip) skip_packet_number();
   SentEntry& entry = history.begin(next_packet_number);
+  bool whole_burst = false;  // a stream's packet: all it had to send, after an idle spell
   if (ack_due || (eliciting_allowed && ack_tracker.has_unacked_packets())) {
     // Leave most of a data packet to data; a due ACK alone may use it all.
     std::size_t ack_budget = eliciting_allowed ? budget / 4 : budget;
@@ -116,7 +131,10 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
     if (member && is_flow_member(*member)) {
       if (flow) write_datagram_frames(*flow, w, entry, now);
     } else if (member) {
-      write_stream_frames(streams.at(*member), w, entry, now);
+      Stream& s = streams.at(*member);
+      const bool idle_before = s.send.unacked_bytes() == 0;
+      write_stream_frames(s, w, entry, now);
+      whole_burst = idle_before && !s.send.has_retransmission() && s.send.sent_end() == s.send.write_end();
     }
   }
   if (w.written() == 0) {
@@ -126,13 +144,17 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
 
   const bool eliciting = entry.chunk_count > 0 || entry.control_count > 0 || entry.datagram_count > 0;
   const PacketNumber number = next_packet_number;
-  Transmit t{seal(buffer, w.written()), false, eliciting};
+  const bool urgent = config.peer_reads_urgent_lane && urgent_packet(entry, flow, whole_burst);
+  Transmit t{seal(buffer, w.written(), urgent), false, eliciting};
+  if (urgent) ++stats.urgent_packets_sent;
   entry.bytes = static_cast<std::uint32_t>(t.bytes);
   if (packet_limit < datagram_limit && entry.chunk_count > 0) ++stats.small_packets_sent;
   if (eliciting) {
     const congestion::MemberId charged =
         entry.chunk_count > 0 || entry.datagram_count > 0 ? entry.stream_id : kControlMember;
-    t.low_priority = ensemble->on_packet_sent({number, charged, t.bytes, now, true});
+    congestion::SentPacket sent{number, charged, t.bytes, now, true};
+    sent.urgent = urgent;
+    t.low_priority = ensemble->on_packet_sent(sent);
     entry.state = SentState::in_flight;
     if (++recent_sent >= 8192) {
       recent_sent /= 2;
@@ -276,8 +298,16 @@ void Connection::Impl::skip_packet_number() {
   next_skip = next_packet_number + 64 + skip_rng.next() % 192;
 }
 
-std::size_t Connection::Impl::seal(std::span<std::byte> buffer, std::size_t frames_bytes) {
-  const PacketHeader header{PacketType::data, protection->remote_index(), next_packet_number++};
+bool Connection::Impl::urgent_packet(const SentEntry& entry, const Flow* flow, bool whole_burst) const {
+  if (entry.datagram_count > 0) {
+    return flow && (flow->content_class == ContentClass::realtime || flow->content_class == ContentClass::interactive);
+  }
+  return entry.chunk_count == 0 || whole_burst;
+}
+
+std::size_t Connection::Impl::seal(std::span<std::byte> buffer, std::size_t frames_bytes, bool urgent) {
+  const PacketHeader header{urgent ? PacketType::data_urgent : PacketType::data, protection->remote_index(),
+                            next_packet_number++};
   ++stats.datagrams_sent;
   const std::span<const SealSource> sources(seal_sources.data(), seal_source_count);
   seal_source_count = 0;

@@ -26,10 +26,10 @@ std::optional<ParsedPacket> parse_packet(std::span<const std::byte> datagram,
   auto receiver_index = r.read_u32();
   auto packet_number = r.read_u64();
   if (!type || !receiver_index || !packet_number) return std::nullopt;  // unreachable
-  if (*type != static_cast<std::uint8_t>(PacketType::data)) return std::nullopt;
+  if (!is_data_type(*type)) return std::nullopt;
   // ACK frames carry packet numbers as varints: a larger one could never be acknowledged.
   if (*packet_number > kVarintMax) return std::nullopt;
-  return ParsedPacket{{PacketType::data, *receiver_index, *packet_number},
+  return ParsedPacket{{static_cast<PacketType>(*type), *receiver_index, *packet_number},
                       datagram.first(kPacketHeaderBytes),
                       datagram.subspan(kPacketHeaderBytes)};
 }

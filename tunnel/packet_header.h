@@ -31,6 +31,11 @@ namespace egw::tunnel {
 
 enum class PacketType : std::uint8_t {
   data = 0x01,
+  // A data packet on the urgent lane (issue 22): the same layout and keys;
+  // the type tells a receiver's socket layer, before anything is opened, to
+  // take it ahead of the data packets queued before it (proxy/tunnel_socket.h).
+  // Sent only to a peer that announced it reads it (kFlagUrgentLane).
+  data_urgent = 0x05,
   // Reserved for the Noise IK handshake (later issue); rejected until then.
   handshake_initiation = 0x02,
   handshake_response = 0x03,
@@ -38,6 +43,16 @@ enum class PacketType : std::uint8_t {
 };
 
 inline constexpr std::size_t kPacketHeaderBytes = 1 + 4 + 8;  // = 13
+
+inline bool is_data_type(std::uint8_t type) {
+  return type == static_cast<std::uint8_t>(PacketType::data) ||
+         type == static_cast<std::uint8_t>(PacketType::data_urgent);
+}
+// Is this datagram marked for the urgent lane? (Its first byte; nothing is
+// trusted from it: a forged one is dropped when it fails to open.)
+inline bool is_urgent_datagram(std::span<const std::byte> datagram) {
+  return !datagram.empty() && datagram[0] == static_cast<std::byte>(PacketType::data_urgent);
+}
 
 struct PacketHeader {
   PacketType type = PacketType::data;
@@ -57,7 +72,7 @@ struct ParsedPacket {
 
 // Splits a data datagram. nullopt unless it is at least
 // kPacketHeaderBytes + tag_bytes + 1 long (a packet carries >= 1 frame byte)
-// its type is `data` and its packet number <= kVarintMax (2^62 - 1, so that
+// its type is `data` or `data_urgent` and its packet number <= kVarintMax (2^62 - 1, so that
 // ACK frames can name it). Checks layout only: authenticity is open_packet's job.
 std::optional<ParsedPacket> parse_packet(std::span<const std::byte> datagram,
                                          std::size_t tag_bytes);

@@ -86,7 +86,10 @@ struct TransportParameters {
   // Bit 2: this side reads ACK timestamps (ACK_TIMESTAMPED, frames.h);
   // announced and echoed as kFlagCategories is.
   static constexpr std::uint8_t kFlagAckTimestamps = 0x04;
-  static constexpr std::uint8_t kFeatureFlags = kFlagCategories | kFlagAckTimestamps;
+  // Bit 3: this side reads data packets of the urgent lane
+  // (PacketType::data_urgent); announced and echoed as kFlagCategories is.
+  static constexpr std::uint8_t kFlagUrgentLane = 0x08;
+  static constexpr std::uint8_t kFeatureFlags = kFlagCategories | kFlagAckTimestamps | kFlagUrgentLane;
   static constexpr std::uint8_t kKnownFlags = kFlagRekey | kFeatureFlags;
   // Version 2: the rate at which this side wants to receive, bits/s of
   // whole datagrams (its ensemble.max_rate.down; 0: none). The peer sends

@@ -38,6 +38,40 @@ TEST(SentPackets, PacketThresholdAcrossMembers) {
   EXPECT_EQ(list.bytes_in_flight(), 3600u);  // 2, 3, 5 remain
 }
 
+// The urgent lane (issue 22): the receiver takes an urgent packet ahead of
+// the ordinary ones sent before it, so its ACK declares none of them lost,
+// by count or by time; they are judged by their own lane's later packets.
+// An urgent packet is overtaken by nothing: any later ACK counts against it.
+TEST(SentPackets, AnUrgentPacketsAckSaysNothingOfTheOrdinaryOnesBeforeIt) {
+  SentPackets list;
+  for (PacketNumber n = 1; n <= 5; ++n) ASSERT_TRUE(list.on_sent(packet(n, 2, t0)));
+  SentPacket urgent = packet(6, 3, t0 + ms(1));
+  urgent.urgent = true;
+  ASSERT_TRUE(list.on_sent(urgent));
+  for (PacketNumber n = 7; n <= 10; ++n) ASSERT_TRUE(list.on_sent(packet(n, 2, t0 + ms(1))));
+  // 6 acknowledged first, long after 1-5 were sent: none of them is lost,
+  // and no loss timer runs for them (only the PTO would find them).
+  const AckedRange six{6, 6};
+  EXPECT_EQ(numbers(list.on_ack({&six, 1}, t0 + ms(300)).acked), (std::vector<PacketNumber>{6}));
+  EXPECT_TRUE(list.detect_lost(t0 + ms(300), ms(100)).empty());
+  EXPECT_FALSE(list.loss_time());
+  // Then 1-4 and 7-9 arrive: 5 is three of its lane's packets behind 9.
+  const AckedRange ordinary[] = {{7, 9}, {1, 4}};
+  list.on_ack(ordinary, t0 + ms(301));
+  EXPECT_EQ(numbers(list.detect_lost(t0 + ms(301), ms(100))), (std::vector<PacketNumber>{5}));
+
+  // An urgent packet that is missing while three later packets (of any
+  // lane) are acknowledged is lost.
+  SentPackets other;
+  SentPacket u = packet(1, 3, t0);
+  u.urgent = true;
+  ASSERT_TRUE(other.on_sent(u));
+  for (PacketNumber n = 2; n <= 4; ++n) ASSERT_TRUE(other.on_sent(packet(n, 2, t0)));
+  const AckedRange later{2, 4};
+  other.on_ack({&later, 1}, t0 + ms(10));
+  EXPECT_EQ(numbers(other.detect_lost(t0 + ms(10), ms(100))), (std::vector<PacketNumber>{1}));
+}
+
 TEST(SentPackets, TimeThresholdDeclaresOldPacketsLost) {
   SentPackets list;
   list.on_sent(packet(1, 1, t0));

@@ -51,6 +51,7 @@ GatewaySnapshot snapshot() {
   e.random_loss_rounds = 1;
   e.tail_probes = 5;
   e.small_packets_sent = 7;
+  e.urgent_packets_sent = 8;
   e.rtos = 6;
   e.stream_bytes_retransmitted = 3600;
   e.handshakes = 4;
@@ -124,6 +125,7 @@ TEST(RenderPrometheus, TypesLabelsAndValues) {
            "egw_ensemble_tail_probes_total{peer=\"hub-1\",key=\"k1\"} 5",
            "egw_ensemble_timeouts_total{peer=\"hub-1\",key=\"k1\"} 6",
            "egw_ensemble_small_packets_total{peer=\"hub-1\",key=\"k1\"} 7",
+           "egw_ensemble_urgent_packets_sent_total{peer=\"hub-1\",key=\"k1\"} 8",
            "egw_ensemble_retransmitted_bytes_total{peer=\"hub-1\",key=\"k1\"} 3600",
            "egw_ensemble_handshakes_total{peer=\"hub-1\",key=\"k1\"} 4",
            "egw_ensemble_started_total{peer=\"hub-1\",key=\"k1\"} 2",
@@ -170,8 +172,8 @@ TEST(RenderPrometheus, EveryFamilyHasHelpAndTypeAndTheEgwPrefix) {
     (kind == "HELP" ? help : type).insert(name);
   }
   EXPECT_EQ(help, type);
-  // egw_info, egw_build_info + 20 gateway + 6 by reason + 3 classification + 22 ensemble (thin-stream copies, small packets, ACK path, ACKs decimated) + egw_tunnel_cipher + 3 stream
-  EXPECT_EQ(type.size(), 57u);
+  // egw_info, egw_build_info + 20 gateway + 6 by reason + 3 classification + 23 ensemble (thin-stream copies, small packets, ACK path, ACKs decimated, urgent packets) + egw_tunnel_cipher + 3 stream
+  EXPECT_EQ(type.size(), 58u);
 }
 
 TEST(RenderPrometheus, BuildInfoNamesVersionAndCommit) {

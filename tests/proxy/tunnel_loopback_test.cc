@@ -189,6 +189,50 @@ TEST_F(TunnelLoopback, TwoGatewaysFromConfigFilesMoveDataIntact) {
   EXPECT_FALSE(sink.corrupt);
   EXPECT_EQ(hub.endpoint().stats().dropped_bad_mac1, 0u);
   EXPECT_GT(hub.stats().datagrams_received, 20'000u);
+  // Both lanes carried it: the hub's ACKs came to the branch's urgent
+  // socket (the data to the hub's first one), and nothing was lost to the
+  // reordering between them.
+  EXPECT_TRUE(hub.urgent_lane()) << hub.urgent_lane_error();
+  EXPECT_TRUE(branch.urgent_lane()) << branch.urgent_lane_error();
+  EXPECT_GT(branch.stats().urgent_datagrams_received, 100u);
+  EXPECT_GT(hub.endpoint().session(0).connection()->stats().urgent_packets_sent, 100u);
+  EXPECT_LT(hub.stats().urgent_datagrams_received, hub.stats().datagrams_received / 10);
+}
+
+// The kernel steers by the first byte: a datagram typed as the urgent lane
+// lands in the second socket, any other in the first (both are then dropped
+// as from no session, and counted).
+TEST_F(TunnelLoopback, TheUrgentLaneIsSteeredByTheDatagramsFirstByte) {
+  make_pair("127.0.0.1:0", "127.0.0.1");
+  ASSERT_TRUE(hub_ && branch_);
+  ASSERT_TRUE(hub_->urgent_lane()) << hub_->urgent_lane_error();
+  hub_->start();
+  boost::asio::ip::udp::socket sender(io_, boost::asio::ip::udp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  std::array<std::uint8_t, 64> datagram{};
+  const std::pair<std::uint8_t, std::uint64_t> cases[] = {{0x05, 1}, {0x01, 0}, {0x05, 1}, {0x02, 0}, {0x05, 1}};
+  std::uint64_t urgent = 0;
+  for (const auto& [type, to_urgent] : cases) {
+    datagram[0] = type;
+    sender.send_to(boost::asio::buffer(datagram), hub_->local_endpoint());
+    urgent += to_urgent;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (hub_->stats().datagrams_received < std::size(cases) && std::chrono::steady_clock::now() < deadline) {
+    io_.run_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(hub_->stats().datagrams_received, std::size(cases));
+  EXPECT_EQ(hub_->stats().urgent_datagrams_received, urgent);
+}
+
+// A port in use fails as it did before the lane's SO_REUSEPORT: a second
+// gateway on it is refused, never silently joined to the first one's group.
+TEST_F(TunnelLoopback, ASecondGatewayOnTheSamePortIsRefused) {
+  make_pair("127.0.0.1:0", "127.0.0.1");
+  ASSERT_TRUE(hub_);
+  auto config = load_tunnel_config((dir_ / "hub.yaml").string());
+  ASSERT_TRUE(std::holds_alternative<TunnelConfig>(config));
+  EXPECT_THROW(TunnelSocket(io_, std::get<TunnelConfig>(config).endpoint, hub_->local_endpoint(), nullptr),
+               boost::system::system_error);
 }
 
 TEST_F(TunnelLoopback, ConfigErrorsNameFileLineAndKey) {

@@ -244,7 +244,7 @@ TEST_F(UdpAttack, DatagramsFromStrangersAreDroppedAndCounted) {
   auto initiation = stranger_initiations(hub_public_key(), 1)[0];
   for (int i = 0; i < kEach; ++i) {
     auto junk = bytes(1 + random() % 1400);
-    junk[0] = static_cast<std::uint8_t>(5 + random() % 250);  // no such message type
+    junk[0] = static_cast<std::uint8_t>(6 + random() % 250);  // no such message type (5: urgent data)
     send_to(fd, hub_port(), junk);
     auto data = bytes(200);  // a data packet to a receiver index nobody has
     data[0] = 1;

@@ -2,10 +2,12 @@
 // kFlagCategories in transport_parameters.h): two current gateways send
 // each other categories with no configuration and no extra message; a hub
 // of an older build (it rejects the unknown flag bit, played by a tap that
-// opens the initiation with the hub's key) is reached on the fifth attempt
+// opens the initiation with the hub's key) is reached on the seventh attempt
 // and gets content types, one of sessions 21-33 (it knows categories but
-// not ACK timestamps) on the third with categories; a gateway that does not announce them gets
-// content types too; the config override wins.
+// not ACK timestamps) on the fifth with categories, one of sessions 34-41
+// (all but the urgent lane) on the third with categories and timestamps; a
+// gateway that does not announce them gets content types too; the config
+// override wins.
 #include <gtest/gtest.h>
 
 #include "tests/session/session_pair.h"
@@ -80,10 +82,14 @@ TEST(CategoryNegotiation, TwoCurrentGatewaysSendCategoriesWithoutConfigOrExtraMe
   const Seen s = exchange(pair);
   EXPECT_EQ(s.at_hub, ContentClass::realtime);
   EXPECT_EQ(s.at_branch, ContentClass::streaming);
-  EXPECT_EQ(flags, TransportParameters::kFlagCategories | TransportParameters::kFlagAckTimestamps);
+  EXPECT_EQ(flags, TransportParameters::kFlagCategories | TransportParameters::kFlagAckTimestamps |
+                       TransportParameters::kFlagUrgentLane);
   // Both stamp their ACKs (session.h, "ACK timestamps").
   EXPECT_GT(pair.branch_session().connection()->stats().ack_timestamps_received, 0u);
   EXPECT_GT(pair.hub_session().connection()->stats().ack_timestamps_received, 0u);
+  // Both send on the urgent lane (the request, the ACKs).
+  EXPECT_GT(pair.branch_session().connection()->stats().urgent_packets_sent, 0u);
+  EXPECT_GT(pair.hub_session().connection()->stats().urgent_packets_sent, 0u);
   // One initiation, one response, of the sizes an older build expects.
   EXPECT_EQ(handshake_sizes, (std::vector<std::size_t>{kInitiationBytes, kResponseBytes}));
   EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 1u);
@@ -97,6 +103,7 @@ struct OlderHubRun {
   Seen seen;
   std::uint64_t handshakes = 0;
   bool stamps = false;  // either side received an ACK timestamp
+  bool urgent = false;  // either side sent on the urgent lane
   std::uint64_t rekeys = 0;
   int dropped = 0, passed = 0;
 };
@@ -118,6 +125,8 @@ OlderHubRun run_older_hub(std::uint8_t rejects, Duration connect_for) {
   r.handshakes = pair.branch_session().stats().handshakes_sent;
   r.stamps = pair.branch_session().connection()->stats().ack_timestamps_received +
                  pair.hub_session().connection()->stats().ack_timestamps_received > 0;
+  r.urgent = pair.branch_session().connection()->stats().urgent_packets_sent +
+                 pair.hub_session().connection()->stats().urgent_packets_sent > 0;
   pair.run_for(ms(2'500), [&] {
     SessionPair::events(pair.branch_session());
     SessionPair::events(pair.hub_session());
@@ -127,32 +136,49 @@ OlderHubRun run_older_hub(std::uint8_t rejects, Duration connect_for) {
 }
 
 // The hub of a build before the flags drops the initiation ("unknown flag
-// bits"): the third attempt carries categories alone (for a hub of sessions
-// 21-33, next test), the fifth no flag; the tunnel comes up, both directions
-// carry content types, nobody stamps ACKs, and rekeys of that connection no
-// longer announce (none is dropped).
-TEST(CategoryNegotiation, AnOlderHubIsReachedOnTheFifthAttemptAndGetsContentTypes) {
-  // Retries after 1, 2, 4 and 5 s more.
-  const OlderHubRun r = run_older_hub(static_cast<std::uint8_t>(~TransportParameters::kFlagRekey), ms(12'500));
-  EXPECT_EQ(r.handshakes, 5u);
+// bits"): the third attempt carries categories and ACK timestamps (for a
+// hub of sessions 34-41, below), the fifth categories alone (sessions
+// 21-33), the seventh no flag; the tunnel comes up, both directions carry
+// content types, nobody stamps ACKs or sends on the urgent lane, and rekeys
+// of that connection no longer announce (none is dropped).
+TEST(CategoryNegotiation, AnOlderHubIsReachedOnTheSeventhAttemptAndGetsContentTypes) {
+  // Retries after 1, 2, 4, 5, 5 and 5 s more.
+  const OlderHubRun r = run_older_hub(static_cast<std::uint8_t>(~TransportParameters::kFlagRekey), ms(22'500));
+  EXPECT_EQ(r.handshakes, 7u);
   EXPECT_EQ(r.seen.at_hub, ContentClass::html);     // nearest_content_type(realtime)
   EXPECT_EQ(r.seen.at_branch, ContentClass::image);  // nearest_content_type(streaming)
+  EXPECT_FALSE(r.stamps);
+  EXPECT_FALSE(r.urgent);
+  EXPECT_GE(r.rekeys, 1u);
+  EXPECT_EQ(r.dropped, 6);
+  EXPECT_GE(r.passed, 2);
+}
+
+// A hub of sessions 21-33 knows categories but drops an initiation with
+// kFlagAckTimestamps: the fifth attempt carries categories alone, so that
+// connection keeps categories both ways, without ACK timestamps, and its
+// rekeys announce no more than the hub read.
+TEST(CategoryNegotiation, AHubWithoutAckTimestampsKeepsCategoriesFromTheFifthAttempt) {
+  const OlderHubRun r = run_older_hub(TransportParameters::kFlagAckTimestamps, ms(12'500));  // retries after 1, 2, 4, 5 s
+  EXPECT_EQ(r.handshakes, 5u);
+  EXPECT_EQ(r.seen.at_hub, ContentClass::realtime);
+  EXPECT_EQ(r.seen.at_branch, ContentClass::streaming);
   EXPECT_FALSE(r.stamps);
   EXPECT_GE(r.rekeys, 1u);
   EXPECT_EQ(r.dropped, 4);
   EXPECT_GE(r.passed, 2);
 }
 
-// A hub of sessions 21-33 knows categories but drops an initiation with
-// kFlagAckTimestamps: the third attempt carries categories alone, so that
-// connection keeps categories both ways, without ACK timestamps, and its
-// rekeys announce no more than the hub read.
-TEST(CategoryNegotiation, AHubWithoutAckTimestampsKeepsCategoriesFromTheThirdAttempt) {
-  const OlderHubRun r = run_older_hub(TransportParameters::kFlagAckTimestamps, ms(3'500));  // retries after 1, 2 s
+// A hub of sessions 34-41 knows all but the urgent lane: the third attempt
+// goes as such a build would, so that connection keeps categories and ACK
+// timestamps both ways and sends no urgent packet.
+TEST(CategoryNegotiation, AHubWithoutTheUrgentLaneKeepsTheRestFromTheThirdAttempt) {
+  const OlderHubRun r = run_older_hub(TransportParameters::kFlagUrgentLane, ms(3'500));  // retries after 1, 2 s
   EXPECT_EQ(r.handshakes, 3u);
   EXPECT_EQ(r.seen.at_hub, ContentClass::realtime);
   EXPECT_EQ(r.seen.at_branch, ContentClass::streaming);
-  EXPECT_FALSE(r.stamps);
+  EXPECT_TRUE(r.stamps);
+  EXPECT_FALSE(r.urgent);
   EXPECT_GE(r.rekeys, 1u);
   EXPECT_EQ(r.dropped, 2);
   EXPECT_GE(r.passed, 2);
@@ -170,7 +196,7 @@ TEST(CategoryNegotiation, ABranchThatDoesNotAnnounceGetsAndSendsContentTypes) {
     return true;
   };
   const Seen s = exchange(pair);
-  EXPECT_EQ(flags, TransportParameters::kFlagAckTimestamps);  // not categories
+  EXPECT_EQ(flags, TransportParameters::kFlagAckTimestamps | TransportParameters::kFlagUrgentLane);  // not categories
   EXPECT_EQ(s.at_hub, ContentClass::html);
   EXPECT_EQ(s.at_branch, ContentClass::image);
   EXPECT_EQ(pair.branch_session().stats().handshakes_sent, 1u);

@@ -220,7 +220,7 @@ TEST(Session, ForgedAndReplayedDataAreDroppedWithoutDisturbingStreams) {
   std::vector<WireDatagram> captured;
   int data_seen = 0;
   pair.tap = [&](WireDatagram& d) {
-    if (d.to == hub_address() && std::to_integer<int>(d.bytes[0]) == 1 && captured.size() < 20 &&
+    if (d.to == hub_address() && tunnel::is_data_type(std::to_integer<std::uint8_t>(d.bytes[0])) && captured.size() < 20 &&
         pair.hub_session().is_up() && data_seen++ % 2 == 0) {
       captured.push_back(d);
       return false;
@@ -466,7 +466,7 @@ TEST(Session, ConnectionTotalsNeverGoBackWhenTheConnectionIsReplaced) {
   int data_seen = 0;
   std::optional<WireDatagram> from_hub;
   pair.tap = [&](WireDatagram& d) {
-    if (std::to_integer<int>(d.bytes[0]) != 1) return true;
+    if (!tunnel::is_data_type(std::to_integer<std::uint8_t>(d.bytes[0]))) return true;
     if (d.to == branch_address()) {
       if (!from_hub) from_hub = d;
       return true;

@@ -115,6 +115,8 @@ class ConnectionPair {
     Instant at;
     std::size_t bytes = 0;
     bool flow_datagram = false;
+    bool urgent = false;  // PacketType::data_urgent
+    bool stream_data = false;  // carries a STREAM frame
   };
   // Every datagram sent from one side, in send order.
   const std::vector<Sent>& datagrams_sent(bool from_client) const { return log_[from_client ? 1 : 0]; }
@@ -211,10 +213,12 @@ class ConnectionPair {
     while (auto t = c.poll_transmit(now_, transmit_buffer_)) {
       std::vector<std::byte> bytes(transmit_buffer_.begin(),
                                    transmit_buffer_.begin() + static_cast<std::ptrdiff_t>(t->bytes));
-      const bool flow_datagram = check_one_stream_per_packet(bytes);
+      bool stream_data = false;
+      const bool flow_datagram = check_one_stream_per_packet(bytes, &stream_data);
       if (t->low_priority) ++low_priority_;
       const std::size_t index = sent_[from_client ? 1 : 0]++;
-      log_[from_client ? 1 : 0].push_back(Sent{now_, bytes.size(), flow_datagram});
+      log_[from_client ? 1 : 0].push_back(
+          Sent{now_, bytes.size(), flow_datagram, is_urgent_datagram(bytes), stream_data});
       Duration extra{0};
       int copies = filter_ ? filter_(from_client, index, &extra) : 1;
       if (path_mtu_ != 0 && bytes.size() > path_mtu_) copies = 0;
@@ -230,7 +234,7 @@ class ConnectionPair {
   }
 
   // Whether the packet carries a flow's datagram.
-  static bool check_one_stream_per_packet(std::vector<std::byte> datagram) {
+  static bool check_one_stream_per_packet(std::vector<std::byte> datagram, bool* stream_data = nullptr) {
     TestProtection p(kKey);
     auto opened = open_packet(p, datagram);
     EXPECT_TRUE(opened);
@@ -249,6 +253,7 @@ class ConnectionPair {
         stream = s->stream_id;
       }
     }
+    if (stream_data) *stream_data = stream.has_value();
     return flow_datagram;
   }
 

@@ -44,11 +44,20 @@ TEST(PacketHeader, MinimumSizeIsHeaderPlusTagPlusOneByte) {
   }
 }
 
-TEST(PacketHeader, OnlyDataPacketsAreAcceptedForNow) {
-  for (int type : {0x00, 0x02, 0x03, 0x04, 0x05, 0xff}) {
+TEST(PacketHeader, OnlyDataPacketsAreAccepted) {
+  for (int type : {0x00, 0x02, 0x03, 0x04, 0x06, 0x81, 0xff}) {
     auto datagram = bytes({type, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});
     datagram.resize(40);
     EXPECT_FALSE(parse_packet(datagram, 16)) << type;
+  }
+  // Both lanes' data packets, with their type kept (it is authenticated).
+  for (int type : {0x01, 0x05}) {
+    auto datagram = bytes({type, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});
+    datagram.resize(40);
+    const auto parsed = parse_packet(datagram, 16);
+    ASSERT_TRUE(parsed) << type;
+    EXPECT_EQ(static_cast<int>(parsed->header.type), type);
+    EXPECT_EQ(is_urgent_datagram(datagram), type == 0x05);
   }
 }
 

@@ -29,6 +29,7 @@ struct ConnectionTotals {
   std::uint64_t ensembles_started = 0;
   std::uint64_t ensembles_resumed = 0;  // of those, started from the temporal cache
   std::uint64_t small_packets_sent = 0;  // built small while a call ran on a slow path
+  std::uint64_t urgent_packets_sent = 0;  // on the urgent lane (PacketType::data_urgent)
 
   void add(const ConnectionStats& s) {
     datagrams_sent += s.datagrams_sent;
@@ -45,6 +46,7 @@ struct ConnectionTotals {
     ensembles_started += s.ensembles_started;
     ensembles_resumed += s.ensembles_resumed;
     small_packets_sent += s.small_packets_sent;
+    urgent_packets_sent += s.urgent_packets_sent;
   }
 };
 

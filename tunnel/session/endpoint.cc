@@ -45,7 +45,8 @@ Session* Endpoint::on_datagram(const PeerAddress& from, std::span<std::byte> dat
     return nullptr;
   }
   switch (static_cast<PacketType>(bytes[0])) {
-    case PacketType::data: {
+    case PacketType::data:
+    case PacketType::data_urgent: {
       if (bytes.size() < kPacketHeaderBytes) break;
       Session* s = indices_.find(receiver_index_of_data(bytes));
       if (!s) {

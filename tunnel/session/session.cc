@@ -76,24 +76,27 @@ void Session::begin_handshake(Instant now, bool rekey) {
 }
 
 crypto::AeadList Session::initiation_offer() const {
-  if (legacy_turn() && aeads_.contains(crypto::Aead::chacha20_poly1305)) {
+  if (legacy_build() >= LegacyBuild::categories_only && aeads_.contains(crypto::Aead::chacha20_poly1305)) {
     return {crypto::Aead::chacha20_poly1305};
   }
   return aeads_;
 }
 
 std::uint8_t Session::local_features() const {
-  std::uint8_t features = TransportParameters::kFlagAckTimestamps;
+  std::uint8_t features = TransportParameters::kFlagAckTimestamps | TransportParameters::kFlagUrgentLane;
   if (connection_config_.peer_knows_categories_override != false) features |= TransportParameters::kFlagCategories;
   return features;
 }
 
 std::uint8_t Session::initiation_features(bool rekey) const {
   std::uint8_t features = local_features();
-  // Legacy turns: the 3rd attempt (7th, ...) as a build of sessions 21-33
-  // (categories, no ACK timestamps), the 5th (9th, ...) as an older one.
-  if (legacy_turn()) {
-    features = attempts_ % 4 == 2 ? features & TransportParameters::kFlagCategories : 0;
+  switch (legacy_build()) {
+    case LegacyBuild::none: break;
+    case LegacyBuild::ack_timestamps:
+      features &= TransportParameters::kFlagCategories | TransportParameters::kFlagAckTimestamps;
+      break;
+    case LegacyBuild::categories_only: features &= TransportParameters::kFlagCategories; break;
+    case LegacyBuild::no_flags: features = 0; break;
   }
   // A rekey keeps the connection and what it sends: towards a peer that did
   // not announce them (an older build) the flags would only get it dropped.
@@ -295,6 +298,7 @@ void Session::start_connection(const TransportParameters& peer_params, std::uniq
   config.peer_knows_categories = connection_config_.peer_knows_categories_override.value_or(
       (peer_features & TransportParameters::kFlagCategories) != 0);
   config.peer_reads_ack_timestamps = (peer_features & TransportParameters::kFlagAckTimestamps) != 0;
+  config.peer_reads_urgent_lane = (peer_features & TransportParameters::kFlagUrgentLane) != 0;
   peer_features_ = peer_features;
   // RFC 9002 6.2.2: the handshake's round trip stands for the RTT until the
   // first sample, so a lost first packet (a page's request) is probed after

@@ -52,9 +52,9 @@
 // the responder picks the first it supports, or drops the initiation when
 // none is (aead_mismatches), and the keys of that handshake seal and open
 // with the choice. An older hub drops a version-3 initiation as the wrong
-// size, so the third attempt of a handshake and every second one after it
-// go without the list (as an older build's would, when the list holds
-// ChaCha20-Poly1305): a new branch reaches an old hub a retry later, and
+// size, so the legacy attempts (from the fifth on, every sixth, below) go
+// without the list (as an older build's would, when the list holds
+// ChaCha20-Poly1305): a new branch reaches an old hub a few retries later, and
 // the next rekey tries the list again. Dropping initiations can thus force
 // ChaCha20-Poly1305, never anything weaker. AES-GCM keys are replaced after
 // 2^23 packets (its confidentiality limit, RFC 9001 6.6) by a rekey, counted
@@ -67,9 +67,10 @@
 // (transport_parameters.h), a current responder echoes it, and each side's
 // connection sends categories iff the other side set it. Two current
 // gateways thus always agree, at no cost. An older hub drops a flagged
-// initiation (unknown flag bits), so the legacy attempts above (the third
-// and every second one after it) go without the flag as well: an older hub
-// is reached on the third attempt, and that connection sends content types.
+// initiation (unknown flag bits), so the legacy attempts (the third and
+// every second one after it, each playing an older build in turn: see
+// legacy_build()) go with fewer flags: a hub older than the flags is
+// reached on the seventh attempt, and that connection sends content types.
 // A rekey announces only when the live connection's peer did (a rekey does
 // not change what the connection sends), so an older hub sees no dropped
 // rekeys. The override (scheduler.peer_knows_categories true/false) replaces
@@ -79,8 +80,14 @@
 // stamps its ACKs (ACK_TIMESTAMPED frames) iff the other set it, and the
 // sender of the data measures how long its ACKs waited on the way back
 // (congestion/ack_path_meter.h). A hub of sessions 21-33 knows categories but
-// rejects this bit: the third attempt (and every fourth after it) carries
-// categories alone, the fifth (and so on) no flag, as an older build.
+// rejects this bit: the fifth attempt (and every sixth after it) carries
+// categories alone, the seventh (and so on) no flag, as an older build.
+//
+// Urgent lane (issue 22). kFlagUrgentLane goes the same way: each side
+// sends packets that should not queue behind bulk data in the peer's
+// socket as PacketType::data_urgent iff the other set it. A hub of sessions
+// 34-41 knows the other flags and the AEAD list but rejects this bit: the
+// third attempt (and every sixth after it) goes as such a build would.
 #pragma once
 
 #include <deque>
@@ -236,8 +243,16 @@ class Session {
   // The list the next initiation carries (see "AEAD negotiation").
   crypto::AeadList initiation_offer() const;
   // The third attempt of a handshake and every second one after it go as an
-  // older build's would (see "AEAD negotiation" and "Categories").
-  bool legacy_turn() const { return attempts_ >= 2 && attempts_ % 2 == 0; }
+  // older build's would, in turn (see "AEAD negotiation", "Categories", "ACK
+  // timestamps" and "Urgent lane"): the 3rd (9th, ...) as one with ACK
+  // timestamps but not the urgent lane, the 5th (11th, ...) as one with
+  // categories alone and without the AEAD list, the 7th (13th, ...) with
+  // neither.
+  enum class LegacyBuild { none, ack_timestamps, categories_only, no_flags };
+  LegacyBuild legacy_build() const {
+    if (attempts_ < 2 || attempts_ % 2 != 0) return LegacyBuild::none;
+    return static_cast<LegacyBuild>(1 + (attempts_ / 2 - 1) % 3);
+  }
   // The feature flags this build reads (kFeatureFlags), and those an
   // initiation announces (see "Categories" and "ACK timestamps").
   std::uint8_t local_features() const;
