@@ -7,7 +7,7 @@
 //                       PacketType::data_urgent datagrams (a request, ACKs,
 //                       a call), steered by the kernel (SO_REUSEPORT and a
 //                       classic BPF program on the first byte); it is read
-//                       before each batch of the first and every ~16
+//                       before each batch of the first and after every 64
 //                       datagrams within one, so they do not wait behind a
 //                       queue of bulk datagrams (issue 22). Without kernel
 //                       support: one socket, as before (urgent_lane_error())

@@ -132,9 +132,11 @@ std::optional<Transmit> Connection::Impl::poll_transmit(Instant now,
       if (flow) write_datagram_frames(*flow, w, entry, now);
     } else if (member) {
       Stream& s = streams.at(*member);
-      const bool idle_before = s.send.unacked_bytes() == 0;
+      // Nothing in flight nor to repeat before (a thin stream's redundant
+      // copy, queued by write_stream_frames, does not count), all sent after.
+      const bool idle_before = s.send.unacked_bytes() == 0 && !s.send.has_retransmission();
       write_stream_frames(s, w, entry, now);
-      whole_burst = idle_before && !s.send.has_retransmission() && s.send.sent_end() == s.send.write_end();
+      whole_burst = idle_before && s.send.sent_end() == s.send.write_end();
     }
   }
   if (w.written() == 0) {

@@ -31,15 +31,15 @@ namespace egw::tunnel {
 
 enum class PacketType : std::uint8_t {
   data = 0x01,
+  // The handshake (tunnel/session/handshake_messages.h).
+  handshake_initiation = 0x02,
+  handshake_response = 0x03,
+  cookie_reply = 0x04,
   // A data packet on the urgent lane (issue 22): the same layout and keys;
   // the type tells a receiver's socket layer, before anything is opened, to
   // take it ahead of the data packets queued before it (proxy/tunnel_socket.h).
   // Sent only to a peer that announced it reads it (kFlagUrgentLane).
   data_urgent = 0x05,
-  // Reserved for the Noise IK handshake (later issue); rejected until then.
-  handshake_initiation = 0x02,
-  handshake_response = 0x03,
-  cookie_reply = 0x04,
 };
 
 inline constexpr std::size_t kPacketHeaderBytes = 1 + 4 + 8;  // = 13

@@ -52,9 +52,10 @@
 // the responder picks the first it supports, or drops the initiation when
 // none is (aead_mismatches), and the keys of that handshake seal and open
 // with the choice. An older hub drops a version-3 initiation as the wrong
-// size, so the legacy attempts (from the fifth on, every sixth, below) go
-// without the list (as an older build's would, when the list holds
-// ChaCha20-Poly1305): a new branch reaches an old hub a few retries later, and
+// size, so the fifth and the seventh attempt (and every sixth after each:
+// legacy_build()) go without the list (as an older build's would, when the
+// list holds ChaCha20-Poly1305): a new branch reaches an old hub four
+// retries later (~12 s), and
 // the next rekey tries the list again. Dropping initiations can thus force
 // ChaCha20-Poly1305, never anything weaker. AES-GCM keys are replaced after
 // 2^23 packets (its confidentiality limit, RFC 9001 6.6) by a rekey, counted
