@@ -155,8 +155,9 @@ void Gateway::start() {
                  tunnel_->urgent_lane_error());
   }
   tunnel_->start();
-  spdlog::info("{} gateway started: tunnel on UDP {}{}", config_.is_hub ? "hub" : "branch",
+  spdlog::info("{} gateway started: tunnel on UDP {} (urgent lane {}){}", config_.is_hub ? "hub" : "branch",
                [&] { std::ostringstream o; o << tunnel_->local_endpoint(); return o.str(); }(),
+               tunnel_->urgent_lane() ? "on" : "off",
                acceptor_ ? ", clients on TCP " + endpoint_text(acceptor_->local_endpoint()) : "");
   every_second();
 }

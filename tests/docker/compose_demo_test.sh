@@ -15,7 +15,9 @@
 # Checks:
 #   1 images       docker/Dockerfile builds (gateway and demo targets)
 #   2 page         `up`: the client prints the web server's page, through the
-#                  tunnel (the server logs the hub's address)
+#                  tunnel (the server logs the hub's address); both
+#                  gateways started with the tunnel's urgent lane on
+#                  (SO_REUSEPORT with its BPF program works in a container)
 #   3 healthy      both gateways healthy (the image's HEALTHCHECK)
 #   4 health asks  the process: a typo in the config on disk, not reloaded,
 #                  leaves the health check passing
@@ -132,6 +134,15 @@ for ((i = 0; i < 120; i++)); do
 done
 if logs client | contains "Hello through ensemble-gw" && logs server | contains '10\.95\.2\.2 .*"GET / HTTP'; then
   line PASS "2 page" "the client printed '$(logs client | grep -m1 -o '<h1>.*</h1>')' $((SECONDS - t)) s after up; the server saw the hub (10.95.2.2)"
+  # The tunnel's urgent lane (SO_REUSEPORT steered by classic BPF) works
+  # inside the containers, as on the host.
+  if logs branch | contains "(urgent lane on)" && logs hub | contains "(urgent lane on)"; then
+    line PASS "2 urgent lane" "both gateways started with the urgent lane on"
+  else
+    line FAIL "2 urgent lane" "a gateway did not log '(urgent lane on)' when it started:"
+    logs branch | grep -m2 "urgent lane\|gateway started" | sed "s/^/    /"
+    logs hub | grep -m2 "urgent lane\|gateway started" | sed "s/^/    /"
+  fi
 else
   line FAIL "2 page" "within 120 s: no page in the client's log, or no request from the hub (10.95.2.2) in the server's"
   for s in client branch hub server; do logs $s | tail -n 8 | sed "s/^/    /"; done
