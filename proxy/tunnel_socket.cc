@@ -33,8 +33,9 @@ constexpr int kMaxBatchesPerWakeup = 16;
 constexpr std::size_t kDatagramsPerTurn = 16;
 // The urgent lane's socket is read before each receive batch and again
 // after this many of the batch's datagrams were opened: an urgent datagram
-// waits for at most ~16 others plus a message (a GRO run) instead of the
-// whole queue; the empty check is one system call.
+// waits for at most ~64 others plus a message (a GRO run) instead of the
+// whole queue; the empty check is one system call (every 16: 4-5 % of a
+// core with no shorter wait; only before each batch: waits of 0.3-0.7 ms).
 constexpr std::size_t kUrgentCheckDatagrams = 64;
 
 void set_buffer(int fd, int option, int force_option, int bytes) {

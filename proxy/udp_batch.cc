@@ -48,12 +48,11 @@ void enable_pktinfo(int fd, int family) {
   else setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof on);
 }
 
-UdpBatch::UdpBatch(std::size_t receive_slot_bytes)
-    : receive_slot_bytes_(receive_slot_bytes),
-      out_(kBatchDatagrams * kSlotBytes),
+UdpBatch::UdpBatch()
+    : out_(kBatchDatagrams * kSlotBytes),
       msgs_(kBatchDatagrams),
       hdrs_(kBatchDatagrams),
-      in_(kReceiveSlots * receive_slot_bytes) {}
+      in_(kReceiveSlots * kReceiveSlotBytes) {}
 
 // Room for one more datagram (and message): the storage doubles up to the
 // bound, which only a blocked socket reaches (a flush comes at one batch).
@@ -77,8 +76,8 @@ bool UdpBatch::add(const PeerAddress& to, const LocalAddress& from, int family,
   ++count_;
   if (messages_ > 0) {
     Message& last = msgs_[messages_ - 1];
-    if (gso_ && !last.closed && last.urgent == urgent && last.to == to && last.from == from && datagram.size() <= last.segment_bytes &&
-        last.datagrams < kMaxSegments && last.bytes + datagram.size() <= kMaxGsoBytes) {
+    if (gso_ && !last.closed && last.urgent == urgent && last.to == to && last.from == from &&
+        datagram.size() <= last.segment_bytes && last.datagrams < kMaxSegments && last.bytes + datagram.size() <= kMaxGsoBytes) {
       last.bytes += datagram.size();
       ++last.datagrams;
       last.closed = datagram.size() < last.segment_bytes;  // a short one ends the run
@@ -209,8 +208,8 @@ UdpBatch::SendResult UdpBatch::send(int fd, SendCounts& counts) {
 
 int UdpBatch::receive(int fd) {
   for (std::size_t i = 0; i < kReceiveSlots; ++i) {
-    in_iov_[i].iov_base = in_.data() + i * receive_slot_bytes_;
-    in_iov_[i].iov_len = receive_slot_bytes_;
+    in_iov_[i].iov_base = in_.data() + i * kReceiveSlotBytes;
+    in_iov_[i].iov_len = kReceiveSlotBytes;
     in_msgs_[i] = {};
     in_msgs_[i].msg_hdr.msg_name = &in_addr_[i];
     in_msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);

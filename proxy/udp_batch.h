@@ -67,9 +67,7 @@ class UdpBatch {
   static constexpr std::size_t kQueueDatagrams = 64 * kBatchDatagrams;  // while blocked: 8 MB of slots
   static constexpr std::size_t kReceiveSlots = 16;
 
-  // receive_slot_bytes: room per received message (UDP GRO's 64 KB, or one
-  // datagram's kSlotBytes on a socket without GRO).
-  explicit UdpBatch(std::size_t receive_slot_bytes = kReceiveSlotBytes);
+  UdpBatch();
 
   std::size_t queued() const { return count_; }
   bool empty() const { return count_ == 0; }
@@ -101,7 +99,7 @@ class UdpBatch {
   // Message i: one datagram, or with UDP GRO several of segment_bytes(i)
   // each (the last may be shorter), back to back.
   std::span<std::byte> received(int i) {
-    return {in_.data() + static_cast<std::size_t>(i) * receive_slot_bytes_, in_msgs_[i].msg_len};
+    return {in_.data() + static_cast<std::size_t>(i) * kReceiveSlotBytes, in_msgs_[i].msg_len};
   }
   std::size_t segment_bytes(int i);
   // The local address message i was sent to (known only with enable_pktinfo()).
@@ -114,7 +112,6 @@ class UdpBatch {
   static constexpr std::size_t kMaxGsoBytes = 65'000;  // one IP datagram's worth
   // UDP GRO hands over up to 64 KB of coalesced datagrams per message.
   static constexpr std::size_t kReceiveSlotBytes = 65'536;
-  std::size_t receive_slot_bytes_;
   struct Message {
     tunnel::session::PeerAddress to;
     LocalAddress from;
