@@ -180,6 +180,8 @@ void Gateway::service_soon(std::size_t session) {
   });
 }
 
+void Gateway::service_now(std::size_t session) { tunnel_->service(session); }
+
 void Gateway::relay_finished(Relay& relay) {
   Peer& p = *peers_[relay.session()];
   auto it = p.relays.find(&relay);

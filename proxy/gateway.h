@@ -99,6 +99,7 @@ class Gateway final : public RelayOwner {
   // RelayOwner
   tunnel::Connection* connection(std::size_t session) override;
   void service_soon(std::size_t session) override;
+  void service_now(std::size_t session) override;
   std::span<std::byte> scratch() override { return scratch_; }
   Instant now() const override;
   void relay_finished(Relay& relay) override;

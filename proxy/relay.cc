@@ -173,6 +173,7 @@ void Relay::abort(std::uint64_t error_code) {
 void Relay::pump_socket_to_stream() {
   tunnel::Connection* c = owner_.connection(session_);
   if (!c) return on_connection_closed();
+  const bool idle = c->stream_buffered_bytes(id_) == 0;  // what it reads starts a burst
   std::size_t moved = 0;
   while (socket_read_open_ && !finished_) {
     if (moved >= kMaxBytesPerWakeup) {  // fairness: come back through the reactor
@@ -205,7 +206,8 @@ void Relay::pump_socket_to_stream() {
     owner_.service_soon(session_);
     return abort(tunnel::kErrorTcpReset);  // ECONNRESET and friends
   }
-  if (moved > 0 || !socket_read_open_) owner_.service_soon(session_);
+  if (moved > 0 && idle) owner_.service_now(session_);
+  else if (moved > 0 || !socket_read_open_) owner_.service_soon(session_);
   maybe_finish();
 }
 

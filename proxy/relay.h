@@ -69,6 +69,10 @@ class RelayOwner {
   virtual tunnel::Connection* connection(std::size_t session) = 0;
   // The connection has something to send: drive it soon (coalesced).
   virtual void service_soon(std::size_t session) = 0;
+  // A new burst on a stream that held nothing (a request, an answer): drive
+  // it now, not behind the handlers that are ready (a bulk sender's turns
+  // held a request ~20 us; docs/architecture.md, "A new burst is sealed at once").
+  virtual void service_now(std::size_t session) = 0;
   // The shared scratch buffer (one I/O thread, so one buffer).
   virtual std::span<std::byte> scratch() = 0;
   virtual Instant now() const = 0;

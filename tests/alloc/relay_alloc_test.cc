@@ -47,11 +47,14 @@ class Owner final : public proxy::RelayOwner {
  public:
   Owner(Connection& c, const test_support::MemoryPair& pair) : c_(c), pair_(pair), scratch_(64 * 1024) {}
   Connection* connection(std::size_t) override { return &c_; }
-  void service_soon(std::size_t) override {}  // the pair services every step
+  void service_soon(std::size_t) override { ++soon_calls; }  // the pair services every step
+  void service_now(std::size_t) override { ++now_calls; }
   std::span<std::byte> scratch() override { return scratch_; }
   Instant now() const override { return pair_.now(); }
   void relay_finished(Relay&) override {}
   void on_response_bytes(Relay&, std::span<const std::byte>) override {}
+  int soon_calls = 0;
+  int now_calls = 0;
 
  private:
   Connection& c_;
@@ -90,6 +93,7 @@ class RelayPair : public test_support::MemoryPair {
   void set_total(std::uint64_t bytes) { total_ = bytes; }
   // While held, the test does not read the hub's socket: it fills.
   void hold_reader(bool hold) { hold_ = hold; }
+  const Owner& client_owner() const { return client_owner_; }
   // Bytes the hub's stream holds for its relay's socket.
   std::uint64_t hub_stream_bytes() {
     return hub_relay_ ? hub().stream_buffered_bytes(hub_relay_->stream_id()) : 0;
@@ -223,6 +227,30 @@ TEST(RelayWriteTurn, ResumesInOrderAfterTheSocketWasFull) {
   EXPECT_EQ(p.received(), kTotal) << "every byte must arrive once the reader reads";
   EXPECT_EQ(p.mismatches(), 0u) << "bytes out of order or changed";
   EXPECT_EQ(p.hub_stream_bytes(), 0u);
+}
+
+// A request on an idle stream is driven at once (issue 22: a posted service
+// waited ~20 us behind a bulk sender's turns on the data-plane bench); bytes
+// read while the stream still holds unacknowledged ones wait for the
+// coalesced service as before.
+TEST(RelayService, ANewBurstOnAnIdleStreamIsServicedAtOnce) {
+  RelayPair p;
+  p.set_total(64);
+  p.run_for(ms(1));  // read; its ACK is 10 ms away
+  EXPECT_EQ(p.client_owner().now_calls, 1);
+  const int soon_before = p.client_owner().soon_calls;
+  p.set_total(128);  // 64 more while the first 64 are unacknowledged
+  p.run_for(ms(1));
+  EXPECT_EQ(p.client_owner().now_calls, 1) << "the stream was not idle: the coalesced service";
+  EXPECT_GT(p.client_owner().soon_calls, soon_before);
+  p.run_for(ms(50));  // acknowledged and delivered
+  EXPECT_EQ(p.received(), 128u);
+  p.set_total(192);  // the next request, on an idle stream again
+  p.run_for(ms(1));
+  EXPECT_EQ(p.client_owner().now_calls, 2);
+  p.run_for(ms(50));
+  EXPECT_EQ(p.received(), 192u);
+  EXPECT_EQ(p.mismatches(), 0u);
 }
 
 }  // namespace
