@@ -6,7 +6,8 @@
 // side). Before the relay sent from the stream's buffer in place, every
 // stream read was copied into a vector allocated for it (one allocation per
 // read). RelayWriteTurn: the hub's relay resumes, every byte in order, after
-// its socket was full.
+// its socket was full. RelayService: a read that starts a burst on an idle
+// stream services the connection at once, other reads post the service.
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
