@@ -180,7 +180,18 @@ void Gateway::service_soon(std::size_t session) {
   });
 }
 
-void Gateway::service_now(std::size_t session) { tunnel_->service(session); }
+// At most one immediate service per peer and round of ready handlers: the
+// flag clears behind them. A round in which thousands of idle connections
+// each send (a gateway's verify burst) posts one coalesced service, as before
+// (an immediate one for each: echo p99 +35-80 %, the hub's RSS after the
+// burst 3-8x, BENCHMARKS.md session 43).
+void Gateway::service_now(std::size_t session) {
+  Peer& p = *peers_[session];
+  if (p.serviced_now || p.service_posted) return service_soon(session);
+  p.serviced_now = true;
+  asio::post(io_, [this, session] { peers_[session]->serviced_now = false; });
+  tunnel_->service(session);
+}
 
 void Gateway::relay_finished(Relay& relay) {
   Peer& p = *peers_[relay.session()];

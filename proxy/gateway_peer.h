@@ -96,6 +96,9 @@ struct Gateway::Peer final : SessionHandler {
   std::deque<std::shared_ptr<Relay>> waiting_for_tunnel;  // branch: first bytes seen, tunnel down
   std::unordered_map<Relay*, std::vector<std::byte>> sniffing;  // hub: response heads so far
   bool service_posted = false;
+  // An immediate service ran in this round of ready handlers (service_now):
+  // the next burst's read in the same round posts instead.
+  bool serviced_now = false;
   std::uint64_t handshakes = 0;
   std::uint64_t address_changes_logged = 0;
   std::uint64_t streams_total = 0;
